@@ -1,0 +1,85 @@
+"""Every Redis key name the product uses, and nothing else formats one.
+
+All keys of a game carry the hash tag ``{slug}`` so that a script touching
+several of them stays on one Redis Cluster slot. Slugs are ``[a-z0-9-]``, so
+they can never contain a brace themselves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+
+def _tag(slug: str) -> str:
+    return "{" + slug + "}"
+
+
+def board(slug: str, period: str, period_id: str) -> str:
+    """ZSET of one period's standings (member: player_id; score: sort key)."""
+    return f"lb:{_tag(slug)}:{period}:{period_id}"
+
+
+def board_pattern(slug: str) -> str:
+    return f"lb:{_tag(slug)}:*"
+
+
+def boards_index(slug: str) -> str:
+    """ZSET of a game's live board keys, scored by when each expires (ms; +inf for all-time)."""
+    return f"lb:{_tag(slug)}:boards"
+
+
+def hidden_stash(slug: str, board_key: str) -> str:
+    """ZSET holding a hidden player's entries of one board until they are unhidden."""
+    return f"{board_key}:hidden"
+
+
+def names(slug: str) -> str:
+    """HASH player_id -> display name."""
+    return f"lb:{_tag(slug)}:names"
+
+
+def hidden(slug: str) -> str:
+    """SET of hidden (banned) player ids; submissions from them are refused."""
+    return f"lb:{_tag(slug)}:hidden"
+
+
+def recent(slug: str) -> str:
+    """LIST of recent accepted submissions (JSON), newest first, capped."""
+    return f"lb:{_tag(slug)}:recent"
+
+
+def player_spam(slug: str, player_id: str) -> str:
+    """ZSET sliding window of one player's submission times (anti-spam)."""
+    return f"lb:{_tag(slug)}:spam:{player_id}"
+
+
+def pending_players(slug: str) -> str:
+    """ZSET of player ids whose row in the database is new or stale, scored by when (ms)."""
+    return f"lb:{_tag(slug)}:pending-players"
+
+
+def dirty(slug: str) -> str:
+    """ZSET of board keys changed since the broadcaster last looked, scored by first change (ms)."""
+    return f"lb:{_tag(slug)}:dirty"
+
+
+def config_version(slug: str) -> str:
+    """Counter bumped whenever a game's config or API keys change (invalidates process caches)."""
+    return f"lb:{_tag(slug)}:config-version"
+
+
+def api_rate(slug: str, key_prefix: str) -> str:
+    """GCRA state (theoretical arrival time, ms) of one API key."""
+    return f"rl:{_tag(slug)}:key:{key_prefix}"
+
+
+def api_last_used(slug: str) -> str:
+    """HASH key_prefix -> last request time (ms), copied to the database by a beat task."""
+    return f"rl:{_tag(slug)}:key-last-used"
+
+
+def idempotency(slug: str, key_prefix: str, idempotency_key: str, item: int | None = None) -> str:
+    """The stored outcome of one Idempotency-Key of one API key (item: position in a batch)."""
+    digest = hashlib.sha256(idempotency_key.encode()).hexdigest()[:32]
+    suffix = "" if item is None else f":{item}"
+    return f"idem:{_tag(slug)}:{key_prefix}:{digest}{suffix}"

@@ -1,0 +1,43 @@
+-- Hide a player from (or restore them to) every live board of a game at once.
+-- A hidden player's entries move to a stash beside each board, with the board's
+-- expiry, and come back unchanged when they are unhidden.
+--
+-- KEYS[1] hidden SET
+-- KEYS[2] boards index ZSET (board key -> expiry ms)
+-- KEYS[3] dirty ZSET
+-- KEYS[4..] pairs: board ZSET, its stash ZSET
+-- ARGV[1] player_id
+-- ARGV[2] 'hide' | 'unhide'
+-- ARGV[3] now, epoch ms
+-- Returns {'ok', boards changed} or {'retry', ''} when the index lists a live
+-- board the caller did not pass (a period began meanwhile): read it and call again.
+
+local player = ARGV[1]
+local now = tonumber(ARGV[3])
+local passed = {}
+for i = 4, #KEYS, 2 do passed[KEYS[i]] = true end
+for _, board in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], now, '+inf')) do
+  if not passed[board] then return {'retry', ''} end
+end
+
+if ARGV[2] == 'hide' then
+  redis.call('SADD', KEYS[1], player)
+else
+  redis.call('SREM', KEYS[1], player)
+end
+
+local changed = 0
+for i = 4, #KEYS, 2 do
+  local from, to = KEYS[i], KEYS[i + 1]
+  if ARGV[2] == 'unhide' then from, to = KEYS[i + 1], KEYS[i] end
+  local key = redis.call('ZSCORE', from, player)
+  if key then
+    redis.call('ZADD', to, key, player)
+    redis.call('ZREM', from, player)
+    local ttl = redis.call('PTTL', KEYS[i])
+    if ttl > 0 then redis.call('PEXPIRE', KEYS[i + 1], ttl) end
+    redis.call('ZADD', KEYS[3], 'NX', now, KEYS[i])
+    changed = changed + 1
+  end
+end
+return {'ok', changed}

@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import hashlib
+import secrets
+from zoneinfo import available_timezones
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+
+from . import periods
+
+# Scores are exact in a Redis double only up to 2**53 - 1.
+MAX_SAFE_SCORE = 2**53 - 1
+
+PLAYER_ID_RE = r"^[A-Za-z0-9_.:-]{1,64}$"
+SLUG_RE = r"^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$"
+
+
+def _validate_periods(value: list[str]) -> None:
+    if not isinstance(value, list) or not value:
+        raise ValidationError("Choose at least one period.")
+    unknown = [p for p in value if p not in periods.PERIODS]
+    if unknown:
+        raise ValidationError(f"Unknown periods: {', '.join(map(str, unknown))}")
+    if len(set(value)) != len(value):
+        raise ValidationError("Each period may appear once.")
+
+
+def _validate_timezone(value: str) -> None:
+    if value not in available_timezones():
+        raise ValidationError(f"{value!r} is not an IANA time zone name (e.g. Europe/Paris).")
+
+
+def default_periods() -> list[str]:
+    return list(periods.PERIODS)
+
+
+class Game(models.Model):
+    class Mode(models.TextChoices):
+        INCREMENT = "increment", "increment (each submission adds)"
+        BEST = "best", "best (keep each player's best)"
+        LATEST = "latest", "latest (overwrite)"
+
+    class Order(models.TextChoices):
+        DESC = "desc", "higher is better"
+        ASC = "asc", "lower is better"
+
+    slug = models.CharField(
+        max_length=50,
+        unique=True,
+        validators=[RegexValidator(SLUG_RE, "Lowercase letters, digits and inner hyphens only.")],
+    )
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    order = models.CharField(max_length=4, choices=Order.choices, default=Order.DESC)
+    mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.BEST)
+    periods = models.JSONField(default=default_periods, validators=[_validate_periods])
+    timezone = models.CharField(max_length=64, default="UTC", validators=[_validate_timezone])
+    min_score = models.BigIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(-MAX_SAFE_SCORE), MaxValueValidator(MAX_SAFE_SCORE)],
+        help_text="Smallest value one submission may carry (empty: no bound).",
+    )
+    max_score = models.BigIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(-MAX_SAFE_SCORE), MaxValueValidator(MAX_SAFE_SCORE)],
+        help_text="Largest value one submission may carry (empty: no bound).",
+    )
+    max_submissions_per_minute = models.PositiveIntegerField(
+        default=60,
+        help_text="Per player, over a sliding minute; 0 means no limit.",
+    )
+    active = models.BooleanField(default=True, help_text="Inactive games refuse submissions and leave listings.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.slug})"
+
+    def clean(self) -> None:
+        if self.min_score is not None and self.max_score is not None and self.min_score > self.max_score:
+            raise ValidationError({"max_score": "Must not be below the minimum."})
+
+
+class Player(models.Model):
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="players")
+    player_id = models.CharField(max_length=64, validators=[RegexValidator(PLAYER_ID_RE)])
+    display_name = models.CharField(max_length=64, blank=True)
+    hidden = models.BooleanField(default=False, help_text="Hidden players vanish from every board and cannot submit.")
+    first_seen_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["game", "player_id"]
+        constraints = [models.UniqueConstraint(fields=["game", "player_id"], name="unique_player_per_game")]
+
+    def __str__(self) -> str:
+        return f"{self.display_name or self.player_id} in {self.game.slug}"
+
+
+KEY_PREFIX_LEN = 8
+
+
+def hash_secret(secret: str) -> str:
+    # The secret is 32 random bytes, so a fast hash is enough: nothing to brute-force.
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class ApiKey(models.Model):
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=KEY_PREFIX_LEN, unique=True, editable=False)
+    secret_hash = models.CharField(max_length=64, editable=False)
+    requests_per_minute = models.PositiveIntegerField(default=6000, validators=[MinValueValidator(1)])
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["game", "-created_at"]
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name or 'unnamed'})"
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_at is not None
+
+    @staticmethod
+    def generate() -> tuple[str, str, str]:
+        """A new key: (full key shown once, visible prefix, stored hash)."""
+        prefix = secrets.token_hex(KEY_PREFIX_LEN // 2)
+        secret = secrets.token_urlsafe(32)
+        return f"lbk_{prefix}_{secret}", prefix, hash_secret(secret)

@@ -1,0 +1,116 @@
+"""Period arithmetic: which daily/weekly/monthly board a moment belongs to.
+
+Boundaries are local midnights in the game's time zone; weeks are ISO weeks
+(Monday to Sunday, ids like ``2026-W47``). The all-time period never ends.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+DAILY = "daily"
+WEEKLY = "weekly"
+MONTHLY = "monthly"
+ALL_TIME = "all-time"
+PERIODS: tuple[str, ...] = (DAILY, WEEKLY, MONTHLY, ALL_TIME)
+ALL_TIME_ID = "all-time"
+
+_ID_PATTERNS = {
+    DAILY: re.compile(r"^(\d{4})-(\d{2})-(\d{2})$"),
+    WEEKLY: re.compile(r"^(\d{4})-W(\d{2})$"),
+    MONTHLY: re.compile(r"^(\d{4})-(\d{2})$"),
+    ALL_TIME: re.compile(r"^all-time$"),
+}
+
+
+class InvalidPeriod(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Period:
+    kind: str
+    id: str
+    starts_at: dt.datetime | None  # None for all-time
+    ends_at: dt.datetime | None  # exclusive; None for all-time
+
+    @property
+    def ends_at_ms(self) -> int | None:
+        return None if self.ends_at is None else int(self.ends_at.timestamp() * 1000)
+
+
+def zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise InvalidPeriod(f"unknown time zone {name!r}") from None
+
+
+def _local_midnight(day: dt.date, tz: ZoneInfo) -> dt.datetime:
+    """The first instant of ``day`` in ``tz``, in UTC.
+
+    Where a DST jump skips midnight itself, the day starts at the first local
+    time that exists, which the round trip through UTC yields.
+    """
+    naive = dt.datetime.combine(day, dt.time())
+    instant = naive.replace(tzinfo=tz).astimezone(dt.UTC)
+    if instant.astimezone(tz).date() != day:
+        instant = naive.replace(tzinfo=tz, fold=1).astimezone(dt.UTC)
+    return instant
+
+
+def _span(kind: str, first_day: dt.date, tz: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
+    if kind == DAILY:
+        next_day = first_day + dt.timedelta(days=1)
+    elif kind == WEEKLY:
+        next_day = first_day + dt.timedelta(days=7)
+    else:
+        year, month = (first_day.year + 1, 1) if first_day.month == 12 else (first_day.year, first_day.month + 1)
+        next_day = dt.date(year, month, 1)
+    return _local_midnight(first_day, tz), _local_midnight(next_day, tz)
+
+
+def current(kind: str, tz_name: str, now: dt.datetime) -> Period:
+    """The period of ``kind`` that contains ``now`` (an aware datetime)."""
+    if kind == ALL_TIME:
+        return Period(ALL_TIME, ALL_TIME_ID, None, None)
+    tz = zone(tz_name)
+    today = now.astimezone(tz).date()
+    if kind == DAILY:
+        first, period_id = today, today.isoformat()
+    elif kind == WEEKLY:
+        year, week, weekday = today.isocalendar()
+        first, period_id = today - dt.timedelta(days=weekday - 1), f"{year}-W{week:02d}"
+    elif kind == MONTHLY:
+        first, period_id = today.replace(day=1), f"{today.year}-{today.month:02d}"
+    else:
+        raise InvalidPeriod(f"unknown period {kind!r}")
+    starts, ends = _span(kind, first, tz)
+    return Period(kind, period_id, starts, ends)
+
+
+def parse(kind: str, period_id: str, tz_name: str) -> Period:
+    """The period named by ``period_id``; InvalidPeriod if it is not a valid id for ``kind``."""
+    pattern = _ID_PATTERNS.get(kind)
+    if pattern is None:
+        raise InvalidPeriod(f"unknown period {kind!r}; use one of {', '.join(PERIODS)}")
+    match = pattern.match(period_id)
+    if match is None:
+        raise InvalidPeriod(f"{period_id!r} is not a {kind} period id")
+    if kind == ALL_TIME:
+        return Period(ALL_TIME, ALL_TIME_ID, None, None)
+    tz = zone(tz_name)
+    try:
+        if kind == DAILY:
+            first = dt.date(int(match[1]), int(match[2]), int(match[3]))
+        elif kind == WEEKLY:
+            first = dt.date.fromisocalendar(int(match[1]), int(match[2]), 1)
+        else:
+            first = dt.date(int(match[1]), int(match[2]), 1)
+    except ValueError:
+        raise InvalidPeriod(f"{period_id!r} is not a {kind} period id") from None
+    starts, ends = _span(kind, first, tz)
+    return Period(kind, period_id, starts, ends)

@@ -1,0 +1,119 @@
+"""Request and response shapes of the JSON API (and its OpenAPI schema)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+
+from ninja import Schema
+from pydantic import ConfigDict, Field, StrictInt, StrictStr
+
+from .models import MAX_SAFE_SCORE, PLAYER_ID_RE
+
+PlayerId = Annotated[StrictStr, Field(min_length=1, max_length=64, pattern=PLAYER_ID_RE, examples=["player-42"])]
+Score = Annotated[StrictInt, Field(ge=-MAX_SAFE_SCORE, le=MAX_SAFE_SCORE, examples=[120])]
+
+MAX_BATCH_ITEMS = 1000
+
+
+class ScoreIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    player_id: PlayerId
+    score: Score = Field(description="An integer, |score| <= 2^53-1. In increment games, the amount added.")
+    display_name: Annotated[StrictStr, Field(max_length=64)] | None = None
+
+
+class BatchIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    # Items are validated one by one so that one bad item fails alone.
+    scores: list[Any] = Field(
+        min_length=1,
+        max_length=MAX_BATCH_ITEMS,
+        json_schema_extra={"items": {"$ref": "#/components/schemas/ScoreIn"}},
+    )
+
+
+class ErrorBody(Schema):
+    code: str
+    message: str
+    field: str | None
+
+
+class ErrorOut(Schema):
+    error: ErrorBody
+
+
+class PeriodScoreOut(Schema):
+    period_id: str
+    score: int
+    rank: int
+
+
+class ScoreOut(Schema):
+    player_id: str
+    display_name: str
+    periods: dict[str, PeriodScoreOut]
+
+
+class BatchOut(Schema):
+    results: list[ScoreOut | ErrorOut]
+
+
+class PeriodOut(Schema):
+    period: str
+    period_id: str
+    starts_at: dt.datetime | None
+    resets_at: dt.datetime | None
+
+
+class GameOut(Schema):
+    slug: str
+    name: str
+    description: str
+    mode: str
+    order: str
+    timezone: str
+    periods: list[PeriodOut]
+
+
+class EntryOut(Schema):
+    rank: int
+    player_id: str
+    display_name: str
+    score: int
+
+
+class BoardOut(Schema):
+    period: str
+    period_id: str
+    resets_at: dt.datetime | None
+    total: int
+    entries: list[EntryOut]
+
+
+class FriendsOut(BoardOut):
+    missing: list[str] = Field(description="Requested players who have no score on this board.")
+
+
+class StandingOut(Schema):
+    player_id: str
+    display_name: str
+    rank: int
+    score: int
+    total: int
+    percentile: float = Field(description="Share of the board with a strictly worse score, in percent.")
+
+
+class RecentOut(Schema):
+    player_id: str
+    display_name: str
+    score: int
+    at: dt.datetime
+
+
+class HealthOut(Schema):
+    status: str
+    redis: str
+    database: str

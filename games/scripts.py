@@ -1,0 +1,72 @@
+"""The Lua scripts, registered once and called by SHA.
+
+Each script's source (games/lua/*.lua) opens with its KEYS / ARGV / returns
+contract. ``Script.__call__`` runs EVALSHA and, when Redis has forgotten the
+script (a restart, SCRIPT FLUSH), loads it and runs it again; pipelines call
+:func:`ensure_loaded` first so a batch never meets NOSCRIPT half-way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+from redis.exceptions import NoScriptError
+
+LUA_DIR = Path(__file__).resolve().parent / "lua"
+
+KeyOrArg = str | int | float
+
+
+@dataclass(frozen=True)
+class Script:
+    name: str
+    source: str = field(repr=False)
+    sha: str = field(repr=False)
+
+    async def __call__(self, client: Redis, keys: Sequence[str], args: Sequence[KeyOrArg]) -> Any:
+        try:
+            return await client.evalsha(self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            await client.script_load(self.source)
+            return await client.evalsha(self.sha, len(keys), *keys, *args)
+
+    def queue(self, pipe: Pipeline, keys: Sequence[str], args: Sequence[KeyOrArg]) -> None:
+        """Add a call to a pipeline (after :func:`ensure_loaded`)."""
+        pipe.evalsha(self.sha, len(keys), *keys, *args)
+
+
+def _load(name: str) -> Script:
+    source = (LUA_DIR / f"{name}.lua").read_text()
+    return Script(name, source, hashlib.sha1(source.encode()).hexdigest())
+
+
+SUBMIT_SCORE = _load("submit_score")
+RATE_LIMIT = _load("rate_limit")
+BOARD_WINDOW = _load("board_window")
+PLAYERS_RANK = _load("players_rank")
+SET_PLAYER_HIDDEN = _load("set_player_hidden")
+PENDING_PLAYERS_READ = _load("pending_players_read")
+PENDING_PLAYERS_ACK = _load("pending_players_ack")
+
+ALL: tuple[Script, ...] = (
+    SUBMIT_SCORE,
+    RATE_LIMIT,
+    BOARD_WINDOW,
+    PLAYERS_RANK,
+    SET_PLAYER_HIDDEN,
+    PENDING_PLAYERS_READ,
+    PENDING_PLAYERS_ACK,
+)
+
+
+async def ensure_loaded(client: Redis, *scripts: Script) -> None:
+    present = await client.script_exists(*(s.sha for s in scripts))
+    for script, exists in zip(scripts, present, strict=True):
+        if not exists:
+            await client.script_load(script.source)

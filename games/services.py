@@ -1,0 +1,451 @@
+"""Writes. Views, API endpoints, tasks, admin actions and commands adapt to these.
+
+The score path (:func:`score_submit`, :func:`score_submit_many`) is async and
+touches only Redis and the in-process config caches; everything else is sync
+and reaches Redis through :func:`leaderboard_site.redis.run_sync`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hmac
+import json
+import math
+import re
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from leaderboard_site.redis import get_redis, run_sync
+
+from . import config, keys, periods, scripts
+from .config import ApiKeyConfig, GameConfig
+from .errors import ServiceError
+from .models import MAX_SAFE_SCORE, PLAYER_ID_RE, ApiKey, Game, Player, hash_secret
+
+# The anti-spam window is a sliding minute, as the game setting says "per minute".
+PLAYER_SPAM_WINDOW_MS = 60_000
+# The API-key limit is expressed per minute too (RateLimit-Policy w=60).
+API_RATE_WINDOW_MS = 60_000
+# One drain of new players writes at most this many rows in one INSERT.
+PLAYER_SYNC_BATCH_SIZE = 1000
+
+_PLAYER_ID = re.compile(PLAYER_ID_RE)
+
+
+def _now_ms(now: dt.datetime) -> int:
+    return int(now.timestamp() * 1000)
+
+
+# --------------------------------------------------------------------------- API keys
+
+
+@dataclass(frozen=True)
+class Authorized:
+    api_key: ApiKeyConfig
+    game: GameConfig
+    rate_headers: dict[str, str]
+
+
+def _split_key(raw: str) -> tuple[str, str] | None:
+    parts = raw.split("_")
+    if len(parts) != 3 or parts[0] != "lbk" or len(parts[1]) != 8:
+        return None
+    return parts[1], parts[2]
+
+
+async def request_authorize(*, raw_key: str | None, game_slug: str, now: dt.datetime | None = None) -> Authorized:
+    """Check an API key for a game and take one request from its rate limit.
+
+    Raises ServiceError: 401 missing/unknown key, 403 revoked or other game,
+    404 unknown game, 403 inactive game, 429 over the limit.
+    """
+    now = now or timezone.now()
+    if not raw_key:
+        raise ServiceError(401, "missing_api_key", "Send the API key as 'Authorization: Bearer <key>'.")
+    split = _split_key(raw_key)
+    key = await config.get_api_key(split[0]) if split else None
+    if split is None or key is None or not hmac.compare_digest(key.secret_hash, hash_secret(split[1])):
+        raise ServiceError(401, "invalid_api_key", "Unknown API key.")
+    if key.revoked:
+        raise ServiceError(403, "revoked_api_key", "This API key has been revoked.")
+    game = await config.get_game(game_slug)
+    if game is None:
+        raise ServiceError(404, "game_not_found", f"No game {game_slug!r}.")
+    if key.game_id != game.id:
+        raise ServiceError(403, "wrong_game", "This API key belongs to another game.")
+
+    limit = key.requests_per_minute
+    allowed, remaining, retry_ms, reset_ms, version = await scripts.RATE_LIMIT(
+        get_redis(),
+        [keys.api_rate(game.slug, key.prefix), keys.api_last_used(game.slug), keys.config_version(game.slug)],
+        [_now_ms(now), limit, API_RATE_WINDOW_MS, key.prefix],
+    )
+    if version != game.version:
+        # Something changed since this process cached it: look again before going on.
+        key = await config.get_api_key(key.prefix, reload=True)
+        game = await config.get_game(game_slug, min_version=version)
+        if key is None or game is None:
+            raise ServiceError(401, "invalid_api_key", "Unknown API key.")
+        if key.revoked:
+            raise ServiceError(403, "revoked_api_key", "This API key has been revoked.")
+    headers = {
+        "RateLimit-Policy": f'"api-key";q={limit};w={API_RATE_WINDOW_MS // 1000}',
+        "RateLimit": f'"api-key";r={remaining};t={math.ceil(reset_ms / 1000)}',
+    }
+    if not allowed:
+        retry = str(max(1, math.ceil(retry_ms / 1000)))
+        raise ServiceError(
+            429,
+            "rate_limited",
+            f"This API key is limited to {limit} requests per minute; retry in {retry} s.",
+            headers={**headers, "Retry-After": retry},
+        )
+    if not game.active:
+        raise ServiceError(403, "game_inactive", "This game is not accepting scores.")
+    return Authorized(api_key=key, game=game, rate_headers=headers)
+
+
+def api_key_create(*, game: Game, name: str = "", requests_per_minute: int | None = None) -> tuple[ApiKey, str]:
+    """Create a key; returns it with the full secret, which is never shown again."""
+    raw, prefix, secret_hash = ApiKey.generate()
+    api_key = ApiKey(game=game, name=name, prefix=prefix, secret_hash=secret_hash)
+    if requests_per_minute is not None:
+        api_key.requests_per_minute = requests_per_minute
+    api_key.full_clean()
+    api_key.save()
+    return api_key, raw
+
+
+def api_key_revoke(*, api_key: ApiKey) -> None:
+    if api_key.revoked_at is None:
+        api_key.revoked_at = timezone.now()
+        api_key.save(update_fields=["revoked_at"])
+
+
+def api_keys_sync_last_used() -> int:
+    """Copy last-used times recorded by the rate-limit script into the database."""
+
+    async def read(slug: str) -> dict[str, str]:
+        return await get_redis().hgetall(keys.api_last_used(slug))
+
+    updated = 0
+    for game in Game.objects.only("id", "slug"):
+        for prefix, ms in run_sync(lambda: read(game.slug)).items():
+            used = dt.datetime.fromtimestamp(int(ms) / 1000, tz=dt.UTC)
+            updated += ApiKey.objects.filter(game=game, prefix=prefix).exclude(last_used_at__gte=used).update(
+                last_used_at=used
+            )
+    return updated
+
+
+# --------------------------------------------------------------------------- games
+
+
+def game_create(
+    *,
+    slug: str,
+    name: str,
+    mode: str = Game.Mode.BEST,
+    order: str = Game.Order.DESC,
+    periods_kept: Sequence[str] = periods.PERIODS,
+    timezone_name: str = "UTC",
+    description: str = "",
+    min_score: int | None = None,
+    max_score: int | None = None,
+    max_submissions_per_minute: int = 60,
+) -> Game:
+    game = Game(
+        slug=slug,
+        name=name,
+        description=description,
+        mode=mode,
+        order=order,
+        periods=list(periods_kept),
+        timezone=timezone_name,
+        min_score=min_score,
+        max_score=max_score,
+        max_submissions_per_minute=max_submissions_per_minute,
+    )
+    game.full_clean()
+    game.save()
+    return game
+
+
+def config_changed(*, slug: str) -> None:
+    """Tell every process that a game's config or keys changed (after commit)."""
+    config.invalidate()
+    run_sync(lambda: get_redis().incr(keys.config_version(slug)))
+
+
+# --------------------------------------------------------------------------- scores
+
+
+@dataclass(frozen=True)
+class PeriodStanding:
+    period: str
+    period_id: str
+    score: int
+    rank: int
+
+
+@dataclass(frozen=True)
+class Submitted:
+    player_id: str
+    display_name: str
+    periods: dict[str, PeriodStanding]
+    replayed: bool
+
+
+@dataclass(frozen=True)
+class Submission:
+    player_id: str
+    score: int
+    display_name: str | None = None
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """An Idempotency-Key scoped to the API key, with a fingerprint of the request body."""
+
+    key_prefix: str
+    key: str
+    fingerprint: str
+
+
+def _check(game: GameConfig, item: Submission) -> None:
+    if not _PLAYER_ID.match(item.player_id):
+        raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
+    if isinstance(item.score, bool) or not isinstance(item.score, int) or abs(item.score) > MAX_SAFE_SCORE:
+        raise ServiceError(422, "invalid", "Must be an integer with |score| <= 2^53-1.", field="score")
+    if game.min_score is not None and item.score < game.min_score:
+        raise ServiceError(422, "out_of_bounds", f"Must be at least {game.min_score} in this game.", field="score")
+    if game.max_score is not None and item.score > game.max_score:
+        raise ServiceError(422, "out_of_bounds", f"Must be at most {game.max_score} in this game.", field="score")
+    if item.display_name is not None and len(item.display_name) > 64:
+        raise ServiceError(422, "invalid", "At most 64 characters.", field="display_name")
+
+
+def _call(
+    game: GameConfig,
+    item: Submission,
+    now: dt.datetime,
+    idempotency: Idempotency | None,
+    item_index: int | None,
+) -> tuple[list[str], list[str | int]]:
+    now_ms = _now_ms(now)
+    current = [periods.current(kind, game.timezone, now) for kind in game.periods]
+    idem_key = (
+        keys.idempotency(game.slug, idempotency.key_prefix, idempotency.key, item_index)
+        if idempotency
+        else keys.idempotency(game.slug, "-", "-")
+    )
+    key_list = [
+        keys.names(game.slug),
+        keys.hidden(game.slug),
+        keys.player_spam(game.slug, item.player_id),
+        keys.recent(game.slug),
+        idem_key,
+        keys.pending_players(game.slug),
+        keys.boards_index(game.slug),
+        keys.dirty(game.slug),
+        *(keys.board(game.slug, p.kind, p.id) for p in current),
+    ]
+    recent_entry = json.dumps({"player_id": item.player_id, "score": item.score, "at": now_ms})
+    args: list[str | int] = [
+        item.player_id,
+        game.sort_key(item.score),
+        game.mode,
+        item.display_name or "",
+        now_ms,
+        game.max_submissions_per_minute,
+        PLAYER_SPAM_WINDOW_MS,
+        uuid.uuid4().hex,
+        recent_entry,
+        settings.RECENT_SUBMISSIONS_MAX,
+        idempotency.fingerprint if idempotency else "",
+        settings.IDEMPOTENCY_TTL_SECS * 1000,
+        MAX_SAFE_SCORE,
+    ]
+    retention_ms = settings.PERIOD_RETENTION_SECS * 1000
+    for p in current:
+        args += [p.kind, p.id, "" if p.ends_at_ms is None else p.ends_at_ms + retention_ms]
+    return key_list, args
+
+
+def _result(game: GameConfig, player_id: str, raw: list) -> Submitted:
+    if raw[0] == "err":
+        code, detail = raw[1], raw[2]
+        if code == "hidden":
+            raise ServiceError(403, "player_hidden", "This player is hidden and cannot submit scores.", field="player_id")
+        if code == "player_rate_limited":
+            retry = str(max(1, math.ceil(int(detail) / 1000)))
+            raise ServiceError(
+                429,
+                "player_rate_limited",
+                f"This player may submit {game.max_submissions_per_minute} scores per minute; retry in {retry} s.",
+                field="player_id",
+                headers={"Retry-After": retry},
+            )
+        if code == "overflow":
+            raise ServiceError(
+                422, "score_overflow", f"The {detail} total would pass 2^53-1 and stop being exact.", field="score"
+            )
+        raise ServiceError(
+            422,
+            "idempotency_mismatch",
+            "This Idempotency-Key was used with a different request body.",
+            field="Idempotency-Key",
+        )
+    standings = {}
+    for i in range(3, len(raw), 4):
+        kind, period_id, sort_key, rank = raw[i : i + 4]
+        standings[kind] = PeriodStanding(kind, period_id, game.score_from_sort_key(sort_key), int(rank))
+    return Submitted(player_id=player_id, display_name=raw[2], periods=standings, replayed=bool(int(raw[1])))
+
+
+async def score_submit(
+    *,
+    game: GameConfig,
+    player_id: str,
+    score: int,
+    display_name: str | None = None,
+    idempotency: Idempotency | None = None,
+    now: dt.datetime | None = None,
+) -> Submitted:
+    """Apply one submission to every period board of the game in one atomic script."""
+    item = Submission(player_id, score, display_name)
+    _check(game, item)
+    key_list, args = _call(game, item, now or timezone.now(), idempotency, None)
+    raw = await scripts.SUBMIT_SCORE(get_redis(), key_list, args)
+    return _result(game, player_id, raw)
+
+
+async def score_submit_many(
+    *,
+    game: GameConfig,
+    items: Sequence[Submission | ServiceError],
+    idempotency: Idempotency | None = None,
+    item_fingerprints: Sequence[str] | None = None,
+    now: dt.datetime | None = None,
+) -> list[Submitted | ServiceError]:
+    """Apply many submissions in one pipeline; each is atomic on its own.
+
+    Items already found invalid (a ServiceError) stay in place in the results.
+    With an Idempotency-Key each item gets its own record, keyed by position.
+    """
+    now = now or timezone.now()
+    results: list[Submitted | ServiceError | None] = [None] * len(items)
+    client = get_redis()
+    await scripts.ensure_loaded(client, scripts.SUBMIT_SCORE)
+    pipe = client.pipeline(transaction=False)
+    queued: list[int] = []
+    for i, item in enumerate(items):
+        if isinstance(item, ServiceError):
+            results[i] = item
+            continue
+        try:
+            _check(game, item)
+        except ServiceError as error:
+            results[i] = error
+            continue
+        item_idem = (
+            Idempotency(idempotency.key_prefix, idempotency.key, item_fingerprints[i])
+            if idempotency and item_fingerprints
+            else None
+        )
+        key_list, args = _call(game, item, now, item_idem, i if item_idem else None)
+        scripts.SUBMIT_SCORE.queue(pipe, key_list, args)
+        queued.append(i)
+    if queued:
+        for i, raw in zip(queued, await pipe.execute(raise_on_error=False), strict=True):
+            if isinstance(raw, Exception):
+                raise raw
+            try:
+                results[i] = _result(game, items[i].player_id, raw)  # type: ignore[union-attr]
+            except ServiceError as error:
+                results[i] = error
+    return results  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------- players
+
+
+def players_sync_pending(*, batch_size: int = PLAYER_SYNC_BATCH_SIZE) -> int:
+    """Create or refresh Player rows for players first seen (or renamed) in Redis.
+
+    At-least-once: rows are upserted, then acknowledged only if not marked again
+    meanwhile, so a crash between the two repeats a harmless upsert.
+    """
+    written = 0
+    for game in Game.objects.only("id", "slug"):
+        while True:
+            raw = run_sync(
+                lambda: scripts.PENDING_PLAYERS_READ(
+                    get_redis(), [keys.pending_players(game.slug), keys.names(game.slug)], [batch_size]
+                )
+            )
+            if not raw:
+                break
+            rows = [raw[i : i + 3] for i in range(0, len(raw), 3)]
+            Player.objects.bulk_create(
+                [
+                    Player(
+                        game=game,
+                        player_id=player_id,
+                        display_name=name[:64],
+                        first_seen_at=dt.datetime.fromtimestamp(int(float(marked)) / 1000, tz=dt.UTC),
+                    )
+                    for player_id, marked, name in rows
+                ],
+                update_conflicts=True,
+                unique_fields=["game", "player_id"],
+                update_fields=["display_name"],
+            )
+            ack: list[str] = [value for player_id, marked, _ in rows for value in (player_id, marked)]
+            run_sync(lambda: scripts.PENDING_PLAYERS_ACK(get_redis(), [keys.pending_players(game.slug)], ack))
+            written += len(rows)
+            if len(rows) < batch_size:
+                break
+    return written
+
+
+async def _set_hidden(slug: str, player_id: str, hide: bool, now_ms: int) -> None:
+    client = get_redis()
+    while True:
+        boards = await client.zrangebyscore(keys.boards_index(slug), now_ms, "+inf")
+        key_list = [keys.hidden(slug), keys.boards_index(slug), keys.dirty(slug)]
+        for board in boards:
+            key_list += [board, keys.hidden_stash(slug, board)]
+        status, _ = await scripts.SET_PLAYER_HIDDEN(
+            client, key_list, [player_id, "hide" if hide else "unhide", now_ms]
+        )
+        if status == "ok":
+            return
+
+
+def player_set_hidden(*, game: Game, player_id: str, hidden: bool, now: dt.datetime | None = None) -> Player:
+    """Hide a player from every board at once (and refuse their scores), or restore them."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        player, _ = Player.objects.get_or_create(
+            game=game, player_id=player_id, defaults={"display_name": player_id, "first_seen_at": now}
+        )
+        player.hidden = hidden
+        player.save(update_fields=["hidden"])
+        run_sync(lambda: _set_hidden(game.slug, player_id, hidden, _now_ms(now)))
+    return player
+
+
+def player_rename(*, player: Player, display_name: str) -> None:
+    """An admin's correction of a display name, shown on every board at once."""
+    player.display_name = display_name
+    player.full_clean()
+    player.save(update_fields=["display_name"])
+    run_sync(
+        lambda: get_redis().hset(keys.names(player.game.slug), player.player_id, display_name or player.player_id)
+    )

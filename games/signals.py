@@ -1,0 +1,38 @@
+"""Any change to a game or its API keys invalidates every process's config cache."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+from redis.exceptions import RedisError
+
+from . import config, services
+from .models import ApiKey, Game
+
+logger = logging.getLogger(__name__)
+
+
+def _announce(slug: str) -> None:
+    config.invalidate()
+
+    def bump() -> None:
+        try:
+            services.config_changed(slug=slug)
+        except (RedisError, OSError):
+            # Other processes then notice within GAME_CONFIG_CACHE_SECS instead of at once.
+            logger.warning("could not reach Redis to announce a config change of %s", slug)
+
+    transaction.on_commit(bump)
+
+
+@receiver([post_save, post_delete], sender=Game)
+def _game_changed(sender: type, instance: Game, **kwargs: object) -> None:
+    _announce(instance.slug)
+
+
+@receiver([post_save, post_delete], sender=ApiKey)
+def _key_changed(sender: type, instance: ApiKey, **kwargs: object) -> None:
+    _announce(instance.game.slug)

@@ -1,0 +1,117 @@
+"""Server-rendered pages. Each view adapts selectors to a template."""
+
+from __future__ import annotations
+
+import re
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+
+from . import config, periods, selectors
+from .errors import ServiceError
+from .models import PLAYER_ID_RE
+
+PAGE_SIZE = 50
+HOME_TOP_N = 3
+AROUND_RADIUS = 5
+_PLAYER_ID = re.compile(PLAYER_ID_RE)
+
+
+def _not_found(request: HttpRequest, message: str) -> HttpResponse:
+    return render(request, "not_found.html", {"message": message}, status=404)
+
+
+async def home(request: HttpRequest) -> HttpResponse:
+    now = timezone.now()
+    cards = []
+    for game in await config.list_games():
+        period = periods.DAILY if periods.DAILY in game.periods else game.periods[0]
+        board = await selectors.leaderboard_page(game=game, period=period, limit=HOME_TOP_N, now=now)
+        cards.append({"game": game, "board": board})
+    return render(request, "games/home.html", {"cards": cards})
+
+
+def _positive_int(raw: str | None, default: int) -> int:
+    try:
+        value = int(raw) if raw else default
+    except ValueError:
+        return default
+    return max(1, min(value, 10**6))
+
+
+async def game_page(request: HttpRequest, game: str) -> HttpResponse:
+    config_ = await config.get_game(game)
+    if config_ is None:
+        return _not_found(request, f"There is no game “{game}”.")
+    period = request.GET.get("period") or config_.periods[0]
+    if period not in config_.periods:
+        return _not_found(request, f"{config_.name} keeps no “{period}” board.")
+
+    find = (request.GET.get("player") or "").strip()
+    find_error = None
+    if find:
+        if _PLAYER_ID.match(find):
+            standing = await selectors.player_standing(game=config_, period=period, player_id=find)
+            if standing is not None:
+                return redirect(reverse("games:player", args=[config_.slug, find]) + f"?period={period}")
+        find_error = f"No player “{find}” on the {period} board."
+
+    page = _positive_int(request.GET.get("page"), 1)
+    board = await selectors.leaderboard_page(
+        game=config_, period=period, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
+    )
+    pages = max(1, -(-board.total // PAGE_SIZE))
+    return render(
+        request,
+        "games/game.html",
+        {
+            "game": config_,
+            "period": period,
+            "periods": selectors.current_periods(game=config_),
+            "board": board,
+            "page": page,
+            "pages": pages,
+            "previous_page": page - 1 if page > 1 else None,
+            "next_page": page + 1 if page < pages else None,
+            "recent": await selectors.recent_submissions(game=config_, limit=15),
+            "find": find,
+            "find_error": find_error,
+        },
+    )
+
+
+async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpResponse:
+    config_ = await config.get_game(game)
+    if config_ is None:
+        return _not_found(request, f"There is no game “{game}”.")
+    if not _PLAYER_ID.match(player_id):
+        return _not_found(request, "That is not a valid player id.")
+    period = request.GET.get("period") or config_.periods[0]
+    if period not in config_.periods:
+        period = config_.periods[0]
+    overview = await selectors.player_overview(game=config_, player_id=player_id)
+    if all(s is None for s in overview.values()):
+        return _not_found(request, f"Player “{player_id}” has no score in {config_.name} in any current period.")
+    try:
+        around = await selectors.players_around(
+            game=config_, period=period, player_id=player_id, radius=AROUND_RADIUS
+        )
+    except ServiceError as error:
+        return _not_found(request, error.message)
+    name = next((s.display_name for s in overview.values() if s is not None), player_id)
+    current = {p.kind: p for p in selectors.current_periods(game=config_)}
+    return render(
+        request,
+        "games/player.html",
+        {
+            "game": config_,
+            "player_id": player_id,
+            "display_name": name,
+            "period": period,
+            "periods": list(current.values()),
+            "standings": [(current[kind], standing) for kind, standing in overview.items()],
+            "around": around,
+        },
+    )

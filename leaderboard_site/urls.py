@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
+from django.urls import include, path
+
+from games.api import api
+
+from .views import healthz
+
+
+def api_docs(request: HttpRequest) -> HttpResponse:
+    """Swagger UI from the files django-ninja ships (no CDN)."""
+    return api.docs.render_page(request, api)
+
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("api/v1/", api.urls),
+    path("api/docs", api_docs, name="api-docs"),
+    path("", include("games.urls")),
+]

@@ -1,0 +1,62 @@
+"""Shared fixtures. The suite talks to a real Redis and a real database.
+
+``make test`` starts a throw-away Redis and sets TEST_REDIS_URL; the suite
+flushes that Redis before every test, so it refuses to run without it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable, Iterator
+
+import pytest
+from django.test import AsyncClient
+
+from games import config, services
+from games.models import Game
+from leaderboard_site.redis import close_redis, get_redis, run_sync
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    url = os.environ.get("TEST_REDIS_URL")
+    if not url:
+        pytest.exit(
+            "Run the suite with `make test`, which starts a throw-away Redis, or set TEST_REDIS_URL "
+            "to a Redis database the suite may flush.",
+            returncode=4,
+        )
+    from django.conf import settings
+
+    settings.REDIS_URL = url
+
+
+@pytest.fixture(autouse=True)
+def _clean_redis() -> Iterator[None]:
+    run_sync(lambda: get_redis().flushdb())
+    config.invalidate()
+    yield
+    config.invalidate()
+
+
+@pytest.fixture(scope="session", autouse=True)
+async def _close_session_client() -> AsyncIterator[None]:
+    yield
+    await close_redis()
+
+
+@pytest.fixture
+def make_game(django_db_blocker: object) -> Callable[..., Game]:
+    def make(slug: str = "tetris", **kwargs: object) -> Game:
+        kwargs.setdefault("name", slug.title())
+        return services.game_create(slug=slug, **kwargs)  # type: ignore[arg-type]
+
+    return make
+
+
+@pytest.fixture
+def aclient() -> AsyncClient:
+    return AsyncClient()
+
+
+def auth(raw_key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {raw_key}"}
