@@ -31,7 +31,7 @@ class BatchIn(Schema):
     scores: list[Any] = Field(
         min_length=1,
         max_length=MAX_BATCH_ITEMS,
-        json_schema_extra={"items": {"$ref": "#/components/schemas/ScoreIn"}},
+        json_schema_extra=lambda schema: schema.update(items=ScoreIn.model_json_schema()),
     )
 
 

@@ -52,7 +52,8 @@ class Authorized:
 
 
 def _split_key(raw: str) -> tuple[str, str] | None:
-    parts = raw.split("_")
+    # The secret is URL-safe base64 and may itself contain "_".
+    parts = raw.split("_", 2)
     if len(parts) != 3 or parts[0] != "lbk" or len(parts[1]) != 8:
         return None
     return parts[1], parts[2]

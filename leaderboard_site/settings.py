@@ -7,6 +7,7 @@ uses the embedded Redis that ``make run`` starts and SQLite under ``var/``.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import dj_database_url
@@ -101,6 +102,12 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+# In development whitenoise serves straight from the app and static/ folders, so
+# no collectstatic is needed before `make run`.
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
+if DEBUG:
+    warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

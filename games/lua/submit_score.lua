@@ -105,6 +105,8 @@ for i = 1, n do
   else
     redis.call('ZADD', board, value, player)
   end
+  local key = redis.call('ZSCORE', board, player)
+  local rank = redis.call('ZCOUNT', board, '-inf', '(' .. key) + 1
   local expiry = ARGV[base + 2]
   if expiry ~= '' then
     redis.call('PEXPIREAT', board, expiry)
@@ -113,8 +115,6 @@ for i = 1, n do
     redis.call('ZADD', KEYS[7], '+inf', board)
   end
   redis.call('ZADD', KEYS[8], 'NX', now, board)
-  local key = redis.call('ZSCORE', board, player)
-  local rank = redis.call('ZCOUNT', board, '-inf', '(' .. key) + 1
   table.insert(result, ARGV[base])
   table.insert(result, ARGV[base + 1])
   table.insert(result, key)

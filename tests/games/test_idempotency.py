@@ -1,0 +1,90 @@
+"""Idempotency-Key: a retry replays the stored response and changes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from games import services
+from tests.conftest import auth
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+URL = "/api/v1/games/tetris/scores"
+
+
+@pytest.fixture
+async def keys_(make_game):
+    game = await sync_to_async(make_game)("tetris", mode="increment", max_submissions_per_minute=0)
+    _, first = await sync_to_async(services.api_key_create)(game=game, name="one")
+    _, second = await sync_to_async(services.api_key_create)(game=game, name="two")
+    return first, second
+
+
+async def post(aclient, raw_key, body, idem, url=URL):
+    headers = {**auth(raw_key), "Idempotency-Key": idem} if idem is not None else auth(raw_key)
+    return await aclient.post(url, json.dumps(body), content_type="application/json", headers=headers)
+
+
+async def total(aclient, player="a"):
+    response = await aclient.get(f"/api/v1/games/tetris/leaderboards/all-time/players/{player}")
+    return response.json()["score"] if response.status_code == 200 else None
+
+
+async def test_it_replays_a_repeat_and_changes_nothing(aclient, keys_):
+    first = await post(aclient, keys_[0], {"player_id": "a", "score": 5}, "order-1")
+    await post(aclient, keys_[0], {"player_id": "b", "score": 9}, None)
+    again = await post(aclient, keys_[0], {"player_id": "a", "score": 5}, "order-1")
+    assert first.status_code == again.status_code == 200
+    assert again.json() == first.json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert "Idempotent-Replayed" not in first.headers
+    assert await total(aclient) == 5
+
+
+async def test_it_refuses_the_same_key_with_another_body(aclient, keys_):
+    await post(aclient, keys_[0], {"player_id": "a", "score": 5}, "order-1")
+    response = await post(aclient, keys_[0], {"player_id": "a", "score": 6}, "order-1")
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "idempotency_mismatch"
+    assert response.json()["error"]["field"] == "Idempotency-Key"
+    assert await total(aclient) == 5
+
+
+async def test_it_scopes_keys_to_the_api_key(aclient, keys_):
+    await post(aclient, keys_[0], {"player_id": "a", "score": 5}, "same")
+    response = await post(aclient, keys_[1], {"player_id": "a", "score": 5}, "same")
+    assert "Idempotent-Replayed" not in response.headers
+    assert await total(aclient) == 10
+
+
+async def test_it_applies_concurrent_duplicates_exactly_once(aclient, keys_):
+    responses = await asyncio.gather(
+        *(post(aclient, keys_[0], {"player_id": "a", "score": 7}, "burst") for _ in range(25))
+    )
+    assert {r.status_code for r in responses} == {200}
+    assert sum("Idempotent-Replayed" not in r.headers for r in responses) == 1
+    assert {json.dumps(r.json(), sort_keys=True) for r in responses} == {json.dumps(responses[0].json(), sort_keys=True)}
+    assert await total(aclient) == 7
+
+
+@pytest.mark.parametrize("idem", ["", "x" * 256, "tab\there", "é"])
+async def test_it_rejects_a_malformed_idempotency_key(aclient, keys_, idem):
+    response = await post(aclient, keys_[0], {"player_id": "a", "score": 5}, idem)
+    assert response.status_code == 422
+    assert response.json()["error"]["field"] == "Idempotency-Key"
+    assert await total(aclient) is None
+
+
+async def test_it_replays_a_batch_item_by_item(aclient, keys_):
+    body = {"scores": [{"player_id": "a", "score": 1}, {"player_id": "b", "score": 2.5}, {"player_id": "c", "score": 3}]}
+    first = await post(aclient, keys_[0], body, "batch-1", url=URL + "/batch")
+    again = await post(aclient, keys_[0], body, "batch-1", url=URL + "/batch")
+    assert first.status_code == again.status_code == 200
+    assert again.json() == first.json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert first.json()["results"][1]["error"]["field"] == "scores[1].score"
+    assert (await total(aclient, "a"), await total(aclient, "c")) == (1, 3)

@@ -1,0 +1,167 @@
+"""score_submit: the one atomic script per submission, driven with an injected clock."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from redis.crc import key_slot
+
+from games import keys, scripts, services
+from games.config import GameConfig
+from games.errors import ServiceError
+from games.models import MAX_SAFE_SCORE
+from leaderboard_site.redis import get_redis
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def at(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text)
+
+
+async def config_for(make_game, slug="tetris", **kwargs) -> GameConfig:
+    kwargs.setdefault("max_submissions_per_minute", 0)
+    game = await sync_to_async(make_game)(slug, **kwargs)
+    return GameConfig.from_model(game, "0")
+
+
+async def board_keys(slug: str) -> list[str]:
+    found = [k async for k in get_redis().scan_iter(match=keys.board_pattern(slug))]
+    return sorted(k for k in found if k.count(":") == 3 and not k.endswith(("names", "hidden", "recent", "boards", "dirty")))
+
+
+async def test_it_lands_in_exactly_one_key_per_period(make_game):
+    game = await config_for(make_game, timezone_name="Europe/Paris", mode="increment")
+    # 22:59:59 UTC is 23:59:59 in Paris on Sunday the 22nd; a second later it is Monday the 23rd.
+    await services.score_submit(game=game, player_id="a", score=5, now=at("2026-11-22T22:59:59+00:00"))
+    await services.score_submit(game=game, player_id="a", score=7, now=at("2026-11-22T23:00:00+00:00"))
+    redis = get_redis()
+    assert await board_keys("tetris") == [
+        "lb:{tetris}:all-time:all-time",
+        "lb:{tetris}:daily:2026-11-22",
+        "lb:{tetris}:daily:2026-11-23",
+        "lb:{tetris}:monthly:2026-11",
+        "lb:{tetris}:weekly:2026-W47",
+        "lb:{tetris}:weekly:2026-W48",
+    ]
+    # Stored as sort keys: negated for higher-is-better games.
+    assert await redis.zscore("lb:{tetris}:daily:2026-11-22", "a") == -5
+    assert await redis.zscore("lb:{tetris}:daily:2026-11-23", "a") == -7
+    assert await redis.zscore("lb:{tetris}:monthly:2026-11", "a") == -12
+    assert await redis.zscore("lb:{tetris}:all-time:all-time", "a") == -12
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "kind", "old_id", "new_id"),
+    [
+        ("2026-11-30T22:59:59.999+00:00", "2026-11-30T23:00:00+00:00", "monthly", "2026-11", "2026-12"),
+        ("2026-11-29T22:59:59.999+00:00", "2026-11-29T23:00:00+00:00", "weekly", "2026-W48", "2026-W49"),
+        # Dates ahead of the real clock, so Redis keeps the keys (their TTL runs on real time).
+        # The day clocks go back in Paris lasts 25 hours; 22:00 UTC is still that day.
+        ("2027-10-31T22:59:59.999+00:00", "2027-10-31T23:00:00+00:00", "daily", "2027-10-31", "2027-11-01"),
+        # The day clocks go forward lasts 23 hours and ends at 22:00 UTC.
+        ("2027-03-28T21:59:59.999+00:00", "2027-03-28T22:00:00+00:00", "daily", "2027-03-28", "2027-03-29"),
+    ],
+)
+async def test_it_rolls_each_period_over_at_its_boundary(make_game, before, after, kind, old_id, new_id):
+    game = await config_for(make_game, timezone_name="Europe/Paris", mode="increment")
+    first = await services.score_submit(game=game, player_id="a", score=1, now=at(before))
+    second = await services.score_submit(game=game, player_id="a", score=1, now=at(after))
+    assert (first.periods[kind].period_id, first.periods[kind].score) == (old_id, 1)
+    assert (second.periods[kind].period_id, second.periods[kind].score) == (new_id, 1)
+    assert second.periods["all-time"].score == 2
+
+
+async def test_it_expires_period_keys_after_their_end_plus_retention(make_game):
+    game = await config_for(make_game, timezone_name="Europe/Paris")
+    now = dt.datetime.now(dt.UTC)
+    await services.score_submit(game=game, player_id="a", score=1, now=now)
+    redis = get_redis()
+    retention_ms = settings.PERIOD_RETENTION_SECS * 1000
+    for kind in ("daily", "weekly", "monthly"):
+        period = services.periods.current(kind, "Europe/Paris", now)
+        expected_ttl_ms = period.ends_at_ms + retention_ms - int(now.timestamp() * 1000)
+        ttl_ms = await redis.pttl(keys.board("tetris", kind, period.id))
+        assert expected_ttl_ms - 5_000 < ttl_ms <= expected_ttl_ms
+    assert await redis.ttl(keys.board("tetris", "all-time", "all-time")) == -1
+    assert not await redis.exists(keys.player_spam("tetris", "a"))  # no anti-spam window when unlimited
+    assert await redis.llen(keys.recent("tetris")) == 1
+
+
+async def test_it_bounds_the_recent_list_and_the_spam_window(make_game, settings):
+    settings.RECENT_SUBMISSIONS_MAX = 3
+    game = await config_for(make_game, max_submissions_per_minute=100)
+    for i in range(5):
+        await services.score_submit(game=game, player_id="a", score=i)
+    redis = get_redis()
+    assert await redis.llen(keys.recent("tetris")) == 3
+    assert 0 < await redis.pttl(keys.player_spam("tetris", "a")) <= services.PLAYER_SPAM_WINDOW_MS
+
+
+@pytest.mark.parametrize(
+    ("mode", "order", "submissions", "expected"),
+    [
+        ("best", "desc", [5, 9, 3], 9),
+        ("best", "asc", [5, 9, 3], 3),
+        ("latest", "desc", [5, 9, 3], 3),
+        ("increment", "desc", [5, 9, -3], 11),
+        ("increment", "asc", [5, 9, -3], 11),
+    ],
+)
+async def test_it_applies_each_scoring_mode(make_game, mode, order, submissions, expected):
+    game = await config_for(make_game, mode=mode, order=order)
+    for score in submissions:
+        result = await services.score_submit(game=game, player_id="a", score=score)
+    assert {s.score for s in result.periods.values()} == {expected}
+
+
+async def test_it_refuses_a_total_past_2_pow_53_and_changes_nothing(make_game):
+    game = await config_for(make_game, mode="increment")
+    await services.score_submit(game=game, player_id="a", score=MAX_SAFE_SCORE)
+    with pytest.raises(ServiceError) as error:
+        await services.score_submit(game=game, player_id="a", score=1)
+    assert (error.value.status, error.value.code, error.value.field) == (422, "score_overflow", "score")
+    result = await services.score_submit(game=game, player_id="a", score=-1)
+    assert result.periods["all-time"].score == MAX_SAFE_SCORE - 1
+
+
+async def test_it_keeps_extreme_scores_exact(make_game):
+    game = await config_for(make_game, mode="latest")
+    for value in (MAX_SAFE_SCORE, -MAX_SAFE_SCORE, MAX_SAFE_SCORE - 1, 0):
+        result = await services.score_submit(game=game, player_id="a", score=value)
+        assert result.periods["daily"].score == value
+
+
+async def test_it_keeps_every_key_of_a_game_on_one_cluster_slot(make_game):
+    game = await config_for(make_game, slug="space-race", max_submissions_per_minute=5)
+    key_list, _ = services._call(
+        game,
+        services.Submission("p", 1),
+        dt.datetime.now(dt.UTC),
+        services.Idempotency("abcd1234", "k", "f"),
+        None,
+    )
+    await services.score_submit(game=game, player_id="p", score=1)
+    builders = [
+        keys.boards_index("space-race"),
+        keys.hidden_stash("space-race", keys.board("space-race", "daily", "2026-11-22")),
+        keys.config_version("space-race"),
+        keys.api_rate("space-race", "abcd1234"),
+        keys.api_last_used("space-race"),
+        keys.idempotency("space-race", "abcd1234", "k", 7),
+    ]
+    stored = [k async for k in get_redis().scan_iter(match="*")]
+    slots = {key_slot(k.encode()) for k in [*key_list, *builders, *stored]}
+    assert slots == {key_slot(b"{space-race}")}
+    assert len(stored) >= 8
+
+
+async def test_it_calls_scripts_by_sha_and_reloads_them_after_a_flush(make_game):
+    game = await config_for(make_game)
+    await get_redis().script_flush()
+    result = await services.score_submit(game=game, player_id="a", score=3)
+    assert result.periods["daily"].rank == 1
+    assert (await get_redis().script_exists(scripts.SUBMIT_SCORE.sha)) == [True]
