@@ -6,10 +6,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test install lint bench clean
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt -c constraints.txt
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -1,0 +1,31 @@
+# syntax=docker/dockerfile:1
+# One image runs the web server, the Celery worker or beat: `docker run IMAGE web|worker|beat|migrate`.
+
+FROM python:3.11-slim AS build
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+RUN python -m venv /opt/venv
+COPY requirements.txt constraints.txt /tmp/
+RUN /opt/venv/bin/pip install -r /tmp/requirements.txt -c /tmp/constraints.txt
+
+FROM python:3.11-slim AS runtime
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    DJANGO_SETTINGS_MODULE=leaderboard_site.settings \
+    DEBUG=0 \
+    STATIC_ROOT=/app/staticfiles \
+    VAR_DIR=/tmp/var \
+    PORT=8000
+RUN groupadd --system app && useradd --system --gid app --home-dir /app --no-create-home app
+COPY --from=build /opt/venv /opt/venv
+WORKDIR /app
+COPY --chown=app:app . /app
+# collectstatic needs settings to import; this throw-away key is used for nothing else.
+RUN SECRET_KEY=collectstatic-only-build-key python manage.py collectstatic --noinput \
+    && rm -rf /app/var /app/.venv
+USER app
+EXPOSE 8000
+HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
+  CMD python -c "import os,sys,urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('PORT','8000'), timeout=4).status == 200 else 1)"
+ENTRYPOINT ["/app/docker/entrypoint.sh"]
+CMD ["web"]

@@ -1,0 +1,17 @@
+#!/bin/sh
+# One image, three roles: `web` (default), `worker`, `beat`; `migrate` runs migrations;
+# anything else runs as given (e.g. `python manage.py createapikey tetris`).
+set -e
+case "${1:-web}" in
+  web)
+    exec uvicorn leaderboard_site.asgi:application --host 0.0.0.0 --port "${PORT:-8000}" \
+      --workers "${WEB_CONCURRENCY:-2}" --proxy-headers --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-127.0.0.1}" ;;
+  worker)
+    exec celery -A leaderboard_site worker --loglevel "${LOG_LEVEL:-INFO}" --concurrency "${WORKER_CONCURRENCY:-2}" ;;
+  beat)
+    exec celery -A leaderboard_site beat --loglevel "${LOG_LEVEL:-INFO}" --schedule /tmp/celerybeat-schedule ;;
+  migrate)
+    exec python manage.py migrate --noinput ;;
+  *)
+    exec "$@" ;;
+esac
