@@ -49,17 +49,26 @@ class BearerKey(HttpBearer):
 api = NinjaAPI(
     title="Leaderboard API",
     version="1",
-    description="Post scores from game servers; read standings. Errors are "
-    '`{"error": {"code", "message", "field"}}`.',
+    description='Post scores from game servers; read standings. Errors are `{"error": {"code", "message", "field"}}`.',
     urls_namespace="api",
     docs_url=None,
 )
 
-ERRORS: dict[int, type] = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut, 429: ErrorOut}
+ERRORS: dict[int, type] = {
+    400: ErrorOut,
+    401: ErrorOut,
+    403: ErrorOut,
+    404: ErrorOut,
+    413: ErrorOut,
+    422: ErrorOut,
+    429: ErrorOut,
+}
 READ_ERRORS: dict[int, type] = {404: ErrorOut, 422: ErrorOut}
 
 
-def error_response(request: HttpRequest, status: int, code: str, message: str, field: str | None = None) -> HttpResponse:
+def error_response(
+    request: HttpRequest, status: int, code: str, message: str, field: str | None = None
+) -> HttpResponse:
     return api.create_response(request, {"error": {"code": code, "message": message, "field": field}}, status=status)
 
 
@@ -196,9 +205,7 @@ async def submit_batch(request: HttpRequest, response: HttpResponse, game: str, 
     if submitted and all(r.replayed for r in submitted):
         response["Idempotent-Replayed"] = "true"
     return {
-        "results": [
-            _score_out(r) if isinstance(r, services.Submitted) else {"error": r.as_dict()} for r in results
-        ]
+        "results": [_score_out(r) if isinstance(r, services.Submitted) else {"error": r.as_dict()} for r in results]
     }
 
 
@@ -322,7 +329,9 @@ Radius = Query(5, ge=0, le=MAX_AROUND_RADIUS)
 # Order matters: the literal 'players' routes come before '{period_id}'.
 
 
-@reads.get("/games/{game}/leaderboards/{period}/players", response={200: FriendsOut, **READ_ERRORS}, summary="Friends view")
+@reads.get(
+    "/games/{game}/leaderboards/{period}/players", response={200: FriendsOut, **READ_ERRORS}, summary="Friends view"
+)
 async def friends(request: HttpRequest, game: str, period: str, ids: str = Ids) -> Any:
     """The given players ranked within the whole current board."""
     return await _friends(game, period, ids, None)

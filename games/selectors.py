@@ -59,7 +59,9 @@ def resolve_period(
 ) -> tuple[periods.Period, bool]:
     """The period asked for, and whether it is the current one. 404 if the game does not keep it."""
     if period not in periods.PERIODS:
-        raise ServiceError(404, "period_not_found", f"Unknown period {period!r}; use one of {', '.join(periods.PERIODS)}.")
+        raise ServiceError(
+            404, "period_not_found", f"Unknown period {period!r}; use one of {', '.join(periods.PERIODS)}."
+        )
     if period not in game.periods:
         raise ServiceError(404, "period_not_found", f"This game keeps no {period} boards.")
     current = periods.current(period, game.timezone, now or timezone.now())
@@ -78,7 +80,9 @@ async def _named_board_exists(game: GameConfig, period: periods.Period, is_curre
 
 def _entries(game: GameConfig, raw: Sequence) -> list[Entry]:
     return [
-        Entry(rank=int(raw[i + 2]), player_id=raw[i], display_name=raw[i + 3], score=game.score_from_sort_key(raw[i + 1]))
+        Entry(
+            rank=int(raw[i + 2]), player_id=raw[i], display_name=raw[i + 3], score=game.score_from_sort_key(raw[i + 1])
+        )
         for i in range(0, len(raw), 4)
     ]
 
@@ -124,7 +128,9 @@ async def players_around(
     return Board(period=resolved, total=int(raw[0]), offset=int(raw[1]), entries=_entries(game, raw[3:]))
 
 
-async def _rank_players(game: GameConfig, period: periods.Period, player_ids: Sequence[str]) -> tuple[int, list[Standing]]:
+async def _rank_players(
+    game: GameConfig, period: periods.Period, player_ids: Sequence[str]
+) -> tuple[int, list[Standing]]:
     raw = await scripts.PLAYERS_RANK(
         get_redis(), [keys.board(game.slug, period.kind, period.id), keys.names(game.slug)], list(player_ids)
     )

@@ -128,18 +128,21 @@ def api_key_revoke(*, api_key: ApiKey) -> None:
         api_key.save(update_fields=["revoked_at"])
 
 
+async def _last_used_times(slug: str) -> dict[str, str]:
+    return await get_redis().hgetall(keys.api_last_used(slug))
+
+
 def api_keys_sync_last_used() -> int:
     """Copy last-used times recorded by the rate-limit script into the database."""
 
-    async def read(slug: str) -> dict[str, str]:
-        return await get_redis().hgetall(keys.api_last_used(slug))
-
     updated = 0
     for game in Game.objects.only("id", "slug"):
-        for prefix, ms in run_sync(lambda: read(game.slug)).items():
+        for prefix, ms in run_sync(_last_used_times, game.slug).items():
             used = dt.datetime.fromtimestamp(int(ms) / 1000, tz=dt.UTC)
-            updated += ApiKey.objects.filter(game=game, prefix=prefix).exclude(last_used_at__gte=used).update(
-                last_used_at=used
+            updated += (
+                ApiKey.objects.filter(game=game, prefix=prefix)
+                .exclude(last_used_at__gte=used)
+                .update(last_used_at=used)
             )
     return updated
 
@@ -282,7 +285,9 @@ def _result(game: GameConfig, player_id: str, raw: list) -> Submitted:
     if raw[0] == "err":
         code, detail = raw[1], raw[2]
         if code == "hidden":
-            raise ServiceError(403, "player_hidden", "This player is hidden and cannot submit scores.", field="player_id")
+            raise ServiceError(
+                403, "player_hidden", "This player is hidden and cannot submit scores.", field="player_id"
+            )
         if code == "player_rate_limited":
             retry = str(max(1, math.ceil(int(detail) / 1000)))
             raise ServiceError(
@@ -376,6 +381,14 @@ async def score_submit_many(
 # --------------------------------------------------------------------------- players
 
 
+async def _pending_players_read(slug: str, batch_size: int) -> list[str]:
+    return await scripts.PENDING_PLAYERS_READ(get_redis(), [keys.pending_players(slug), keys.names(slug)], [batch_size])
+
+
+async def _pending_players_ack(slug: str, ack: list[str]) -> int:
+    return await scripts.PENDING_PLAYERS_ACK(get_redis(), [keys.pending_players(slug)], ack)
+
+
 def players_sync_pending(*, batch_size: int = PLAYER_SYNC_BATCH_SIZE) -> int:
     """Create or refresh Player rows for players first seen (or renamed) in Redis.
 
@@ -385,11 +398,7 @@ def players_sync_pending(*, batch_size: int = PLAYER_SYNC_BATCH_SIZE) -> int:
     written = 0
     for game in Game.objects.only("id", "slug"):
         while True:
-            raw = run_sync(
-                lambda: scripts.PENDING_PLAYERS_READ(
-                    get_redis(), [keys.pending_players(game.slug), keys.names(game.slug)], [batch_size]
-                )
-            )
+            raw = run_sync(_pending_players_read, game.slug, batch_size)
             if not raw:
                 break
             rows = [raw[i : i + 3] for i in range(0, len(raw), 3)]
@@ -408,7 +417,7 @@ def players_sync_pending(*, batch_size: int = PLAYER_SYNC_BATCH_SIZE) -> int:
                 update_fields=["display_name"],
             )
             ack: list[str] = [value for player_id, marked, _ in rows for value in (player_id, marked)]
-            run_sync(lambda: scripts.PENDING_PLAYERS_ACK(get_redis(), [keys.pending_players(game.slug)], ack))
+            run_sync(_pending_players_ack, game.slug, ack)
             written += len(rows)
             if len(rows) < batch_size:
                 break
@@ -422,9 +431,7 @@ async def _set_hidden(slug: str, player_id: str, hide: bool, now_ms: int) -> Non
         key_list = [keys.hidden(slug), keys.boards_index(slug), keys.dirty(slug)]
         for board in boards:
             key_list += [board, keys.hidden_stash(slug, board)]
-        status, _ = await scripts.SET_PLAYER_HIDDEN(
-            client, key_list, [player_id, "hide" if hide else "unhide", now_ms]
-        )
+        status, _ = await scripts.SET_PLAYER_HIDDEN(client, key_list, [player_id, "hide" if hide else "unhide", now_ms])
         if status == "ok":
             return
 
@@ -438,7 +445,7 @@ def player_set_hidden(*, game: Game, player_id: str, hidden: bool, now: dt.datet
         )
         player.hidden = hidden
         player.save(update_fields=["hidden"])
-        run_sync(lambda: _set_hidden(game.slug, player_id, hidden, _now_ms(now)))
+        run_sync(_set_hidden, game.slug, player_id, hidden, _now_ms(now))
     return player
 
 
@@ -447,6 +454,4 @@ def player_rename(*, player: Player, display_name: str) -> None:
     player.display_name = display_name
     player.full_clean()
     player.save(update_fields=["display_name"])
-    run_sync(
-        lambda: get_redis().hset(keys.names(player.game.slug), player.player_id, display_name or player.player_id)
-    )
+    run_sync(lambda: get_redis().hset(keys.names(player.game.slug), player.player_id, display_name or player.player_id))

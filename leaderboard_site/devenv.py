@@ -72,12 +72,18 @@ def start_embedded_redis(*, port: int, data_dir: Path, durable: bool) -> subproc
     data_dir.mkdir(parents=True, exist_ok=True)
     args = [
         _redis_server_binary(),
-        "--bind", "127.0.0.1",
-        "--port", str(port),
-        "--dir", str(data_dir),
-        "--save", "",
-        "--protected-mode", "yes",
-        "--logfile", str(data_dir / "redis.log"),
+        "--bind",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--dir",
+        str(data_dir),
+        "--save",
+        "",
+        "--protected-mode",
+        "yes",
+        "--logfile",
+        str(data_dir / "redis.log"),
     ]
     if durable:
         args += ["--appendonly", "yes", "--appendfsync", "everysec"]
@@ -129,18 +135,53 @@ def run() -> int:
         _manage(env, "seed_demo")
         processes.append(
             _spawn(
-                [PYTHON, "-m", "uvicorn", "leaderboard_site.asgi:application",
-                 "--host", "127.0.0.1", "--port", port, "--no-access-log"],
+                [
+                    PYTHON,
+                    "-m",
+                    "uvicorn",
+                    "leaderboard_site.asgi:application",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    port,
+                    "--no-access-log",
+                ],
                 env,
             )
         )
         processes.append(
-            _spawn([PYTHON, "-m", "celery", "-A", "leaderboard_site", "worker",
-                    "--loglevel", "WARNING", "--concurrency", "2"], env)
+            _spawn(
+                [
+                    PYTHON,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "leaderboard_site",
+                    "worker",
+                    "--loglevel",
+                    "WARNING",
+                    "--concurrency",
+                    "2",
+                ],
+                env,
+            )
         )
         processes.append(
-            _spawn([PYTHON, "-m", "celery", "-A", "leaderboard_site", "beat", "--loglevel", "WARNING",
-                    "--schedule", str(VAR_DIR / "celerybeat-schedule")], env)
+            _spawn(
+                [
+                    PYTHON,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "leaderboard_site",
+                    "beat",
+                    "--loglevel",
+                    "WARNING",
+                    "--schedule",
+                    str(VAR_DIR / "celerybeat-schedule"),
+                ],
+                env,
+            )
         )
         print(
             f"\n  Leaderboard running on http://127.0.0.1:{port}/   (API docs: /api/docs)\n"

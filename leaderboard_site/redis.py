@@ -12,7 +12,7 @@ import asyncio
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 from django.conf import settings
@@ -66,14 +66,14 @@ def _bridge() -> asyncio.AbstractEventLoop:
         return _bridge_loop
 
 
-def run_sync(operation: Callable[[], Awaitable[T]]) -> T:
+def run_sync(operation: Callable[..., Awaitable[T]], *args: Any) -> T:
     """Run an async Redis operation from sync code and return its result.
 
-    ``operation`` is called inside the bridge loop, so ``get_redis()`` in it
-    returns that loop's client: ``run_sync(lambda: get_redis().get(key))``.
+    ``operation(*args)`` is called inside the bridge loop, so ``get_redis()``
+    in it returns that loop's client: ``run_sync(lambda: get_redis().get(key))``.
     """
 
     async def invoke() -> T:
-        return await operation()
+        return await operation(*args)
 
     return asyncio.run_coroutine_threadsafe(invoke(), _bridge()).result()

@@ -67,7 +67,9 @@ async def test_it_applies_concurrent_duplicates_exactly_once(aclient, keys_):
     )
     assert {r.status_code for r in responses} == {200}
     assert sum("Idempotent-Replayed" not in r.headers for r in responses) == 1
-    assert {json.dumps(r.json(), sort_keys=True) for r in responses} == {json.dumps(responses[0].json(), sort_keys=True)}
+    assert {json.dumps(r.json(), sort_keys=True) for r in responses} == {
+        json.dumps(responses[0].json(), sort_keys=True)
+    }
     assert await total(aclient) == 7
 
 
@@ -80,7 +82,9 @@ async def test_it_rejects_a_malformed_idempotency_key(aclient, keys_, idem):
 
 
 async def test_it_replays_a_batch_item_by_item(aclient, keys_):
-    body = {"scores": [{"player_id": "a", "score": 1}, {"player_id": "b", "score": 2.5}, {"player_id": "c", "score": 3}]}
+    body = {
+        "scores": [{"player_id": "a", "score": 1}, {"player_id": "b", "score": 2.5}, {"player_id": "c", "score": 3}]
+    }
     first = await post(aclient, keys_[0], body, "batch-1", url=URL + "/batch")
     again = await post(aclient, keys_[0], body, "batch-1", url=URL + "/batch")
     assert first.status_code == again.status_code == 200

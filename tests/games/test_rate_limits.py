@@ -82,7 +82,11 @@ async def test_it_limits_a_player_over_a_sliding_minute(game):
         await services.score_submit(game=config, player_id="a", score=1, now=later(second))
     with pytest.raises(ServiceError) as error:
         await services.score_submit(game=config, player_id="a", score=1, now=later(59))
-    assert (error.value.status, error.value.code, error.value.headers["Retry-After"]) == (429, "player_rate_limited", "1")
+    assert (error.value.status, error.value.code, error.value.headers["Retry-After"]) == (
+        429,
+        "player_rate_limited",
+        "1",
+    )
     # Another player is not affected.
     await services.score_submit(game=config, player_id="b", score=1, now=later(59))
     # The window slides: the first submission leaves it at 60 s, the second at 80 s.

@@ -30,7 +30,9 @@ async def config_for(make_game, slug="tetris", **kwargs) -> GameConfig:
 
 async def board_keys(slug: str) -> list[str]:
     found = [k async for k in get_redis().scan_iter(match=keys.board_pattern(slug))]
-    return sorted(k for k in found if k.count(":") == 3 and not k.endswith(("names", "hidden", "recent", "boards", "dirty")))
+    return sorted(
+        k for k in found if k.count(":") == 3 and not k.endswith(("names", "hidden", "recent", "boards", "dirty"))
+    )
 
 
 async def test_it_lands_in_exactly_one_key_per_period(make_game):
