@@ -1,6 +1,6 @@
 -- Hide a player from (or restore them to) every live board of a game at once.
 -- A hidden player's entries move to a stash beside each board, with the board's
--- expiry, and come back unchanged when they are unhidden.
+-- expiry (from the index), and come back unchanged when they are unhidden.
 --
 -- KEYS[1] hidden SET
 -- KEYS[2] boards index ZSET (board key -> expiry ms)
@@ -34,8 +34,11 @@ for i = 4, #KEYS, 2 do
   if key then
     redis.call('ZADD', to, key, player)
     redis.call('ZREM', from, player)
-    local ttl = redis.call('PTTL', KEYS[i])
-    if ttl > 0 then redis.call('PEXPIRE', KEYS[i + 1], ttl) end
+    -- The board may have vanished with its last member: its expiry lives in the index.
+    local expiry = redis.call('ZSCORE', KEYS[2], KEYS[i])
+    if expiry and expiry ~= 'inf' then
+      redis.call('PEXPIREAT', to, expiry)
+    end
     redis.call('ZADD', KEYS[3], 'NX', now, KEYS[i])
     changed = changed + 1
   end
