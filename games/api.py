@@ -115,14 +115,13 @@ def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
 writes = Router(tags=["scores"])
 
 
-def _idempotency(request: HttpRequest, key_prefix: str, body: list[Any] | dict[str, Any]) -> tuple[str | None, str]:
+def _idempotency(request: HttpRequest, key_prefix: str, body: Any) -> tuple[str | None, str]:
     raw = request.headers.get("Idempotency-Key")
     if raw is None:
         return None, ""
     if not IDEMPOTENCY_KEY_RE.match(raw):
         raise ServiceError(422, "invalid", "1-255 printable ASCII characters.", field="Idempotency-Key")
-    fingerprint = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-    return raw, fingerprint
+    return raw, _fingerprint(body)
 
 
 def _score_out(result: services.Submitted) -> dict[str, Any]:
@@ -165,15 +164,21 @@ async def submit_score(request: HttpRequest, response: HttpResponse, game: str, 
     return _score_out(result)
 
 
-def _item(raw: Any, index: int) -> services.Submission | ServiceError:
+def _fingerprint(body: Any) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _item(raw: Any, index: int) -> tuple[services.Submission | ServiceError, str]:
+    """One batch item, validated alone, and its idempotency fingerprint."""
     try:
         item = ScoreIn.model_validate(raw)
     except PydanticValidationError as error:
         first = error.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or None
         message = "This field is required." if first["type"] == "missing" else first["msg"]
-        return ServiceError(422, "invalid", message, field=f"scores[{index}]" + (f".{field}" if field else ""))
-    return services.Submission(item.player_id, item.score, item.display_name)
+        problem = ServiceError(422, "invalid", message, field=f"scores[{index}]" + (f".{field}" if field else ""))
+        return problem, _fingerprint(raw)
+    return services.Submission(item.player_id, item.score, item.display_name), _fingerprint(item.model_dump())
 
 
 @writes.post(
@@ -189,12 +194,8 @@ async def submit_batch(request: HttpRequest, response: HttpResponse, game: str, 
     authorized = await services.request_authorize(raw_key=request.auth, game_slug=game)  # type: ignore[attr-defined]
     for name, value in authorized.rate_headers.items():
         response[name] = value
-    key, _ = _idempotency(request, authorized.api_key.prefix, payload.scores)
-    items = [_item(raw, i) for i, raw in enumerate(payload.scores)]
-    fingerprints = [
-        hashlib.sha256(json.dumps(raw, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-        for raw in payload.scores
-    ]
+    key, _ = _idempotency(request, authorized.api_key.prefix, None)  # items carry their own fingerprints
+    items, fingerprints = zip(*(_item(raw, i) for i, raw in enumerate(payload.scores)), strict=True)
     results = await services.score_submit_many(
         game=authorized.game,
         items=items,
@@ -204,9 +205,16 @@ async def submit_batch(request: HttpRequest, response: HttpResponse, game: str, 
     submitted = [r for r in results if isinstance(r, services.Submitted)]
     if submitted and all(r.replayed for r in submitted):
         response["Idempotent-Replayed"] = "true"
-    return {
-        "results": [_score_out(r) if isinstance(r, services.Submitted) else {"error": r.as_dict()} for r in results]
-    }
+    out: list[dict[str, Any]] = []
+    for i, result in enumerate(results):
+        if isinstance(result, services.Submitted):
+            out.append(_score_out(result))
+            continue
+        field = result.field or ""
+        if not field.startswith("scores["):
+            field = f"scores[{i}]" + (f".{field}" if field else "")
+        out.append({"error": {**result.as_dict(), "field": field}})
+    return {"results": out}
 
 
 # --------------------------------------------------------------------------- reads
@@ -278,7 +286,7 @@ async def recent(request: HttpRequest, game: str, limit: int = Query(20, ge=1, l
 
 
 def _ids(ids: str) -> list[str]:
-    parsed = [i for i in ids.split(",") if i]
+    parsed = list(dict.fromkeys(i for i in ids.split(",") if i))
     if not parsed:
         raise ServiceError(422, "invalid", "Give at least one player id.", field="ids")
     if len(parsed) > MAX_FRIENDS:

@@ -49,6 +49,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "leaderboard_site.middleware.ApiJsonErrorsMiddleware",
 ]
 
 ROOT_URLCONF = "leaderboard_site.urls"

@@ -230,3 +230,52 @@ async def test_it_serves_the_openapi_schema_and_docs_without_a_cdn(aclient):
     html = docs.content.decode()
     assert "swagger-ui-bundle.js" in html
     assert "cdn" not in html.lower()
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "status"),
+    [("get", "/api/v1/nope", 404), ("get", "/api/v1/games/tetris/scores", 405), ("delete", "/api/v1/games", 405)],
+)
+async def test_it_answers_unmatched_api_paths_and_methods_with_json(aclient, method, url, status):
+    response = await getattr(aclient, method)(url)
+    assert response.status_code == status
+    error_of(response)
+
+
+async def test_it_names_each_failing_batch_item_by_position(aclient, key):
+    body = {
+        "scores": [
+            {"player_id": "a", "score": 5},
+            {"player_id": "b", "score": -5},
+            {"player_id": "c", "score": "x"},
+            {"player_id": "d", "score": 7},
+        ]
+    }
+    response = await post(aclient, key, body, url=URL + "/batch")
+    assert response.status_code == 200
+    results = response.json()["results"]
+    assert [r.get("player_id") for r in results] == ["a", None, None, "d"]
+    assert (results[1]["error"]["code"], results[1]["error"]["field"]) == ("out_of_bounds", "scores[1].score")
+    assert results[2]["error"]["field"] == "scores[2].score"
+    board = (await aclient.get("/api/v1/games/tetris/leaderboards/daily")).json()
+    assert [e["player_id"] for e in board["entries"]] == ["d", "a"]
+
+
+@pytest.mark.parametrize("count", [0, 1001])
+async def test_it_refuses_an_empty_or_oversized_batch(aclient, key, count):
+    body = {"scores": [{"player_id": f"p{i}", "score": 1} for i in range(count)]}
+    response = await post(aclient, key, body, url=URL + "/batch")
+    assert response.status_code == 422
+    assert error_of(response)["field"] == "scores"
+    await assert_nothing_stored()
+
+
+async def test_it_accepts_keys_whose_secret_contains_underscores(aclient, make_game):
+    from games.models import ApiKey, hash_secret
+
+    game = await sync_to_async(make_game)("chess")
+    await ApiKey.objects.acreate(game=game, prefix="0123abcd", secret_hash=hash_secret("s_e_c_r_e_t"))
+    response = await post(
+        aclient, "lbk_0123abcd_s_e_c_r_e_t", {"player_id": "a", "score": 1}, url="/api/v1/games/chess/scores"
+    )
+    assert response.status_code == 200
