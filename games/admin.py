@@ -122,7 +122,9 @@ class GameAdmin(admin.ModelAdmin):
             return "Redis unavailable"
         return format_html_join("", "{}", ((_board_table(b),) for b in boards))
 
-    def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset: BaseInlineFormSet, change: bool) -> None:
+    def save_formset(
+        self, request: HttpRequest, form: forms.ModelForm, formset: BaseInlineFormSet, change: bool
+    ) -> None:
         if formset.model is not ApiKey:
             super().save_formset(request, form, formset, change)
             return
@@ -157,6 +159,10 @@ class PlayerAdmin(admin.ModelAdmin):
     fields = ("game", "player_id", "display_name", "hidden", "first_seen_at")
     actions = ("hide_players", "unhide_players")
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Player]:
+        # The services read player.game inside the Redis bridge, where a lazy query cannot run.
+        return super().get_queryset(request).select_related("game")
+
     def has_add_permission(self, request: HttpRequest) -> bool:
         # Rows mirror players first seen in Redis (services.players_sync_pending).
         return False
@@ -184,7 +190,7 @@ class PlayerAdmin(admin.ModelAdmin):
     def _set_hidden(self, request: HttpRequest, queryset: QuerySet[Player], hidden: bool) -> None:
         done = 0
         try:
-            for player in queryset.select_related("game"):
+            for player in queryset:
                 services.player_set_hidden(game=player.game, player_id=player.player_id, hidden=hidden)
                 done += 1
         except REDIS_ERRORS:

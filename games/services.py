@@ -451,7 +451,9 @@ def player_set_hidden(*, game: Game, player_id: str, hidden: bool, now: dt.datet
 
 def player_rename(*, player: Player, display_name: str) -> None:
     """An admin's correction of a display name, shown on every board at once."""
-    player.display_name = display_name
-    player.full_clean()
-    player.save(update_fields=["display_name"])
-    run_sync(lambda: get_redis().hset(keys.names(player.game.slug), player.player_id, display_name or player.player_id))
+    slug = player.game.slug
+    with transaction.atomic():
+        player.display_name = display_name
+        player.full_clean()
+        player.save(update_fields=["display_name"])
+        run_sync(lambda: get_redis().hset(keys.names(slug), player.player_id, display_name or player.player_id))

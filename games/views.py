@@ -63,6 +63,12 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
         game=config_, period=period, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
     )
     pages = max(1, -(-board.total // PAGE_SIZE))
+    if page > pages:
+        # A page past the end (an old link after a reset): show the last page instead of nothing.
+        page = pages
+        board = await selectors.leaderboard_page(
+            game=config_, period=period, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
+        )
     return render(
         request,
         "games/game.html",
@@ -90,14 +96,12 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
         return _not_found(request, "That is not a valid player id.")
     period = request.GET.get("period") or config_.periods[0]
     if period not in config_.periods:
-        period = config_.periods[0]
+        return _not_found(request, f"{config_.name} keeps no “{period}” board.")
     overview = await selectors.player_overview(game=config_, player_id=player_id)
     if all(s is None for s in overview.values()):
         return _not_found(request, f"Player “{player_id}” has no score in {config_.name} in any current period.")
     try:
-        around = await selectors.players_around(
-            game=config_, period=period, player_id=player_id, radius=AROUND_RADIUS
-        )
+        around = await selectors.players_around(game=config_, period=period, player_id=player_id, radius=AROUND_RADIUS)
     except ServiceError as error:
         return _not_found(request, error.message)
     name = next((s.display_name for s in overview.values() if s is not None), player_id)

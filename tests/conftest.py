@@ -38,6 +38,12 @@ def _clean_redis() -> Iterator[None]:
     config.invalidate()
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings: object) -> None:
+    # Tests log users in often; the real hasher is slow on purpose.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # type: ignore[attr-defined]
+
+
 @pytest.fixture(scope="session", autouse=True)
 async def _close_session_client() -> AsyncIterator[None]:
     yield

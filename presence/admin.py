@@ -1,0 +1,3 @@
+"""Presence keeps no database models, so it registers nothing in admin."""
+
+from __future__ import annotations

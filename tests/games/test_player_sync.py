@@ -1,0 +1,94 @@
+"""The beat tasks that copy what Redis learned (new players, key use) into the database."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from games import services, tasks
+from games.config import GameConfig
+from games.models import ApiKey, Player
+from leaderboard_site.redis import run_sync
+
+# request_authorize reads the database from the Redis bridge thread: rows must be committed.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+T0 = dt.datetime(2026, 3, 10, 12, 0, tzinfo=dt.UTC)
+
+
+def submit(game: GameConfig, player_id: str, score: int, name: str | None = None, now: dt.datetime = T0) -> None:
+    run_sync(lambda: services.score_submit(game=game, player_id=player_id, score=score, display_name=name, now=now))
+
+
+@pytest.fixture
+def game(make_game):
+    return make_game("tetris", max_submissions_per_minute=0)
+
+
+def test_it_creates_player_rows_in_batches(game):
+    config = GameConfig.from_model(game, "0")
+    for i in range(5):
+        submit(config, f"p{i}", 10 * i, f"Player {i}", now=T0 + dt.timedelta(seconds=i))
+    assert not Player.objects.exists()
+
+    # Five players in batches of two: the drain goes on past a full batch.
+    assert services.players_sync_pending(batch_size=2) == 5
+    rows = list(Player.objects.order_by("player_id").values_list("player_id", "display_name", "first_seen_at"))
+    assert rows == [(f"p{i}", f"Player {i}", T0 + dt.timedelta(seconds=i)) for i in range(5)]
+    assert all(p.game_id == game.pk and not p.hidden for p in Player.objects.all())
+
+
+def test_it_names_a_player_after_their_id_when_no_name_was_sent(game):
+    submit(GameConfig.from_model(game, "0"), "anon", 1)
+    services.players_sync_pending()
+    assert Player.objects.get().display_name == "anon"
+
+
+def test_it_refreshes_a_renamed_player_and_then_does_nothing(game):
+    config = GameConfig.from_model(game, "0")
+    submit(config, "alice", 10, "Alice")
+    submit(config, "bob", 20, "Bob")
+    assert services.players_sync_pending(batch_size=2) == 2
+
+    assert services.players_sync_pending(batch_size=2) == 0
+    # Same name again: nothing to refresh.
+    submit(config, "alice", 11, "Alice", now=T0 + dt.timedelta(minutes=1))
+    assert services.players_sync_pending() == 0
+
+    submit(config, "alice", 12, "Alice the Great", now=T0 + dt.timedelta(minutes=2))
+    assert services.players_sync_pending() == 1
+    alice = Player.objects.get(player_id="alice")
+    # A rename refreshes the name but keeps when the player was first seen.
+    assert (alice.display_name, alice.first_seen_at) == ("Alice the Great", T0)
+    assert Player.objects.get(player_id="bob").display_name == "Bob"
+    assert services.players_sync_pending() == 0
+    assert Player.objects.count() == 2
+
+
+def test_it_syncs_players_from_the_beat_task(game):
+    config = GameConfig.from_model(game, "0")
+    submit(config, "alice", 10, "Alice")
+    assert tasks.sync_players() == 1
+    assert Player.objects.get().display_name == "Alice"
+    assert tasks.sync_players() == 0
+
+
+def test_it_copies_when_an_api_key_was_last_used(game):
+    api_key, raw = services.api_key_create(game=game, name="server")
+    unused, _ = services.api_key_create(game=game, name="spare")
+    assert services.api_keys_sync_last_used() == 0
+
+    used_at = dt.datetime(2026, 3, 10, 12, 0, 0, 123000, tzinfo=dt.UTC)
+    run_sync(lambda: services.request_authorize(raw_key=raw, game_slug="tetris", now=used_at))
+    assert services.api_keys_sync_last_used() == 1
+    api_key.refresh_from_db()
+    unused.refresh_from_db()
+    assert (api_key.last_used_at, unused.last_used_at) == (used_at, None)
+    # Nothing newer: nothing written.
+    assert services.api_keys_sync_last_used() == 0
+
+    later = used_at + dt.timedelta(minutes=5)
+    run_sync(lambda: services.request_authorize(raw_key=raw, game_slug="tetris", now=later))
+    assert tasks.sync_api_key_last_used() == 1
+    assert ApiKey.objects.get(pk=api_key.pk).last_used_at == later

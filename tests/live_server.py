@@ -1,0 +1,124 @@
+"""Fixtures for tests that drive the real ASGI app over HTTP, and a headless Chromium.
+
+Import them into a test module: ``from tests.live_server import asgi_live_server, browser``.
+
+``asgi_live_server`` runs ``leaderboard_site.asgi:application`` in uvicorn in a
+background thread, with its own event loop (and so its own Redis client). The
+server thread reaches the test database through its own connections, so tests
+using it need ``pytest.mark.django_db(transaction=True)``: data must be committed
+for the server to see it.
+
+``browser`` is Playwright's sync API. While Playwright lives, it leaves its event
+loop marked as running in the main thread between calls. Two consequences:
+
+* the fixture is module-scoped, not session-scoped: an async test that ran while a
+  browser was alive would fail ("Cannot run the event loop while another loop is
+  running"), so the browser must be gone before the next module's tests;
+* while it lives, DJANGO_ALLOW_ASYNC_UNSAFE is set, because Django's guard would
+  otherwise refuse every ORM call of the (sync) test and of pytest-django's
+  teardown. The loop is not actually executing then, so those calls are safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+import uvicorn
+
+from leaderboard_site.redis import close_redis
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+SERVER_START_TIMEOUT_SECS = 10.0
+SERVER_STOP_TIMEOUT_SECS = 10.0
+# uvicorn waits this long for open connections (a browser's keep-alive) when stopping.
+SERVER_GRACEFUL_SHUTDOWN_SECS = 2
+DEFAULT_CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
+    async def main() -> None:
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            # The app created a Redis client for this loop; close it before the loop goes.
+            await close_redis()
+
+    asyncio.run(main())
+
+
+@pytest.fixture
+def asgi_live_server() -> Iterator[str]:
+    """The base URL (no trailing slash) of the real ASGI app served on 127.0.0.1."""
+    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+
+    from leaderboard_site.asgi import application
+
+    # Binding here, rather than picking a free port for uvicorn to bind, leaves no race.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    # pytest-django turns DEBUG off, so WhiteNoise would look in an empty STATIC_ROOT:
+    # serve static files from the finders, as Django's own live server does.
+    config = uvicorn.Config(
+        ASGIStaticFilesHandler(application),
+        lifespan="off",
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=SERVER_GRACEFUL_SHUTDOWN_SECS,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=_serve, args=(server, sock), name="asgi-live-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_SECS
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            sock.close()
+            pytest.fail("The live ASGI server did not start.")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(SERVER_STOP_TIMEOUT_SECS)
+        sock.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """A headless Chromium from the system (CHROMIUM, default /usr/bin/chromium); never downloads one."""
+    executable = os.environ.get("CHROMIUM", DEFAULT_CHROMIUM)
+    if not (os.path.isfile(executable) and os.access(executable, os.X_OK)):
+        message = f"No Chromium at {executable}; install one or set CHROMIUM to its path."
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+
+    from playwright.sync_api import sync_playwright
+
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    playwright = sync_playwright().start()
+    try:
+        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+    finally:
+        playwright.stop()
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
