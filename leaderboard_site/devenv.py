@@ -41,8 +41,10 @@ def _die_with_parent() -> None:
         pass
 
 
-def _spawn(args: list[str], env: dict[str, str], **kwargs: object) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(args, env=env, cwd=BASE_DIR, preexec_fn=_die_with_parent, **kwargs)  # type: ignore[call-overload]
+def _spawn(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    # A session of its own: Ctrl-C reaches only this launcher, which then stops the
+    # children in order (web and Celery first, Redis last so its AOF is flushed).
+    return subprocess.Popen(args, env=env, cwd=BASE_DIR, preexec_fn=_die_with_parent, start_new_session=True)
 
 
 def _free_port() -> int:
@@ -124,7 +126,9 @@ def run() -> int:
     def on_signal(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, on_signal)
+    # Installed explicitly: a launcher started in the background may inherit SIGINT ignored.
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, on_signal)
     try:
         if not env.get("REDIS_URL"):
             redis_port = int(env.get("EMBEDDED_REDIS_PORT", "6380"))
@@ -133,60 +137,19 @@ def run() -> int:
             print(f"Embedded Redis on 127.0.0.1:{redis_port} (data in {VAR_DIR / 'redis'})", flush=True)
         _manage(env, "migrate", "--noinput", "-v", "0")
         _manage(env, "seed_demo")
-        processes.append(
-            _spawn(
-                [
-                    PYTHON,
-                    "-m",
-                    "uvicorn",
-                    "leaderboard_site.asgi:application",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    port,
-                    "--no-access-log",
-                ],
-                env,
-            )
-        )
-        processes.append(
-            _spawn(
-                [
-                    PYTHON,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "leaderboard_site",
-                    "worker",
-                    "--loglevel",
-                    "WARNING",
-                    "--concurrency",
-                    "2",
-                ],
-                env,
-            )
-        )
-        processes.append(
-            _spawn(
-                [
-                    PYTHON,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "leaderboard_site",
-                    "beat",
-                    "--loglevel",
-                    "WARNING",
-                    "--schedule",
-                    str(VAR_DIR / "celerybeat-schedule"),
-                ],
-                env,
-            )
-        )
+        web = [PYTHON, "-m", "uvicorn", "leaderboard_site.asgi:application", "--host", "127.0.0.1", "--port", port]
+        celery = [PYTHON, "-m", "celery", "-A", "leaderboard_site", "--quiet"]
+        processes.append(_spawn([*web, "--no-access-log"], env))
+        processes.append(_spawn([*celery, "worker", "--loglevel", "WARNING", "--concurrency", "2"], env))
+        beat_schedule = str(VAR_DIR / "celerybeat-schedule")
+        processes.append(_spawn([*celery, "beat", "--loglevel", "WARNING", "--schedule", beat_schedule], env))
+        deadline = time.monotonic() + STARTUP_TIMEOUT_SECS
+        while not _port_open(int(port)) and time.monotonic() < deadline and processes[-3].poll() is None:
+            time.sleep(0.1)
         print(
             f"\n  Leaderboard running on http://127.0.0.1:{port}/   (API docs: /api/docs)\n"
             "  Admin login: in another terminal, .venv/bin/python manage.py createsuperuser\n"
-            "  then open http://127.0.0.1:{port}/admin/   Ctrl-C stops everything.\n".replace("{port}", port),
+            f"  then open http://127.0.0.1:{port}/admin/   Ctrl-C stops everything.\n",
             flush=True,
         )
         while True:
