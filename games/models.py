@@ -103,6 +103,7 @@ class Player(models.Model):
 
 
 KEY_PREFIX_LEN = 8
+MAX_REQUESTS_PER_MINUTE = 10_000_000
 
 
 def hash_secret(secret: str) -> str:
@@ -115,7 +116,12 @@ class ApiKey(models.Model):
     name = models.CharField(max_length=100, blank=True)
     prefix = models.CharField(max_length=KEY_PREFIX_LEN, unique=True, editable=False)
     secret_hash = models.CharField(max_length=64, editable=False)
-    requests_per_minute = models.PositiveIntegerField(default=6000, validators=[MinValueValidator(1)])
+    requests_per_minute = models.PositiveIntegerField(
+        default=6000,
+        # Above this the GCRA step (60,000 ms / limit) drops below what a double resolves
+        # at epoch-ms scale, and the limit would stop limiting.
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_REQUESTS_PER_MINUTE)],
+    )
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -23,7 +23,7 @@ local allow_at = new_tat - window
 if now < allow_at then
   return {0, 0, math.ceil(allow_at - now), math.ceil(tat - now), version}
 end
-redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_tat - now))
+redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.max(1, math.ceil(new_tat - now)))
 redis.call('HSET', KEYS[2], ARGV[4], ARGV[1])
 local remaining = math.floor((window - (new_tat - now)) / interval)
 return {1, remaining, 0, math.ceil(new_tat - now), version}
