@@ -128,7 +128,11 @@ def bench_env(*, var_dir: Path, redis_url: str, settings_module: str = "bench.se
             "DJANGO_SETTINGS_MODULE": settings_module,
             "VAR_DIR": str(var_dir),
             "REDIS_URL": redis_url,
-            "DEBUG": "1",
+            # Production settings, as deployed, except the HTTPS redirect (plain loopback HTTP).
+            "DEBUG": "0",
+            "SECRET_KEY": "benchmark-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
+            "SECURE_SSL_REDIRECT": "0",
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_DIR), env.get("PYTHONPATH", "")])),
         }
     )

@@ -9,8 +9,8 @@ Starts its own embedded Redis and SQLite in a temp dir, the real server
 * single submissions/s (POST /api/v1/games/{g}/scores),
 * batch items/s with 100 and 1,000 items per request (POST .../scores/batch),
 * reference A, the Redis limit: the same submit script with the same keys and
-  arguments (built by services._call), pre-encoded and pipelined 1,000 at a
-  time straight into Redis,
+  arguments (built by services._chunk_call, SUBMIT_CHUNK_ITEMS items per call),
+  pre-encoded and pipelined 1,000 items at a time straight into Redis,
 * reference B, the framework limit: a bare async Django view on the same server,
 * top-50 reads/s (GET .../leaderboards/daily?limit=50) of the full board,
 
@@ -122,13 +122,17 @@ def _encoded_batches(game_config: Any, player_ids: list[list[str]], rng: random.
     from games import scripts, services
 
     now = timezone.now()
+    current = [services.periods.current(kind, game_config.timezone, now) for kind in game_config.periods]
+    step = services.SUBMIT_CHUNK_ITEMS
     batches = []
     for ids in player_ids:
         commands = []
-        for player_id in ids:
-            key_list, args = services._call(
-                game_config, services.Submission(player_id, rng.randrange(SCORE_MAX)), now, None, None
-            )
+        for start in range(0, len(ids), step):
+            chunk = [
+                services._Queued(i, services.Submission(player_id, rng.randrange(SCORE_MAX)), None)
+                for i, player_id in enumerate(ids[start : start + step])
+            ]
+            key_list, args = services._chunk_call(game_config, chunk, now, current)
             commands.append(common.resp_command("EVALSHA", scripts.SUBMIT_SCORE.sha, len(key_list), *key_list, *args))
         batches.append(b"".join(commands))
     return batches
@@ -147,23 +151,25 @@ class RedisPipe:
     async def __aexit__(self, *exc: object) -> None:
         self.writer.close()
 
-    async def send(self, batch: bytes, replies: int) -> int:
-        """Send one pipeline; returns how many replies were not a successful submission."""
+    async def send(self, batch: bytes, items: int) -> int:
+        """Send one pipeline of ``items`` submissions; returns how many were not accepted."""
         import hiredis
 
         parser = hiredis.Reader()
         self.writer.write(batch)
         await self.writer.drain()
         got = failed = 0
-        while got < replies:
+        while got < items:
             data = await self.reader.read(1 << 20)
             if not data:
                 raise ConnectionError("Redis closed the connection")
             parser.feed(data)
+            # One reply per script call: a list with one reply per item.
             while (reply := parser.gets()) is not False:
-                got += 1
-                if not (isinstance(reply, list) and reply and reply[0] == b"ok"):
-                    failed += 1
+                if not isinstance(reply, list):
+                    raise RuntimeError(f"submit script failed: {reply!r}")
+                got += len(reply)
+                failed += sum(1 for item in reply if not (isinstance(item, list) and item and item[0] == b"ok"))
         return failed
 
 
@@ -501,7 +507,8 @@ def _section(run: Run) -> str:
 Last run: {common.utc_now_text()}. Machine: {machine}.
 
 Parameters: {args.duration:g} s per phase after {min(WARMUP_SECS, args.duration / 2):g} s of warm-up,
-{args.concurrency} keep-alive connections, {args.workers} uvicorn worker(s) (uvloop + httptools, DEBUG=1),
+{args.concurrency} keep-alive connections, {args.workers} uvicorn worker(s)
+(uvloop + httptools; production settings: DEBUG=0, no HTTPS redirect),
 a game in `best` mode with no per-player anti-spam and all four periods (so each submission updates four
 boards), {args.players:,} players on every board before the first phase, random player ids among them
 and random scores below {SCORE_MAX:,}. CPU columns are shares of one core over the measured window
@@ -588,7 +595,7 @@ def main(argv: list[str] | None = None) -> int:
             redis_port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
             env = common.bench_env(var_dir=Path(tmp), redis_url=redis_url, settings_module=args.settings)
             # This process builds the script calls with the product's own code, so it needs the same settings.
-            for name in ("DJANGO_SETTINGS_MODULE", "VAR_DIR", "REDIS_URL", "DEBUG"):
+            for name in ("DJANGO_SETTINGS_MODULE", "VAR_DIR", "REDIS_URL", "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS"):
                 os.environ[name] = env[name]
             os.environ.pop("DATABASE_URL", None)
             import django

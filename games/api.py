@@ -40,7 +40,13 @@ _PLAYER_ID = re.compile(PLAYER_ID_RE)
 
 
 class BearerKey(HttpBearer):
-    """Only documents the scheme and extracts the token; services.request_authorize checks it."""
+    """Only documents the scheme and extracts the token; services.request_authorize checks it.
+
+    Async so that ninja awaits it instead of running it on a thread."""
+
+    async def __call__(self, request: HttpRequest) -> str | None:  # type: ignore[override]
+        scheme, _, token = request.headers.get(self.header, "").partition(" ")
+        return token.strip() or None if scheme.lower() == self.openapi_scheme else None
 
     def authenticate(self, request: HttpRequest, token: str) -> str | None:
         return token or None
@@ -115,7 +121,7 @@ def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
 writes = Router(tags=["scores"])
 
 
-def _idempotency(request: HttpRequest, key_prefix: str, body: Any) -> tuple[str | None, str]:
+def _idempotency(request: HttpRequest, body: Any) -> tuple[str | None, str]:
     raw = request.headers.get("Idempotency-Key")
     if raw is None:
         return None, ""
@@ -140,13 +146,11 @@ def _score_out(result: services.Submitted) -> dict[str, Any]:
     auth=BearerKey(),
     summary="Submit one score",
 )
-async def submit_score(request: HttpRequest, response: HttpResponse, game: str, payload: ScoreIn) -> Any:
+async def submit_score(request: HttpRequest, game: str, payload: ScoreIn) -> HttpResponse:
     """Applies the score to every period board of the game at once and returns the
     player's new score and rank in each. Send `Idempotency-Key` to make retries safe."""
     authorized = await services.request_authorize(raw_key=request.auth, game_slug=game)  # type: ignore[attr-defined]
-    for name, value in authorized.rate_headers.items():
-        response[name] = value
-    key, fingerprint = _idempotency(request, authorized.api_key.prefix, payload.model_dump())
+    key, fingerprint = _idempotency(request, payload.model_dump())
     idempotency = services.Idempotency(authorized.api_key.prefix, key, fingerprint) if key else None
     try:
         result = await services.score_submit(
@@ -159,17 +163,26 @@ async def submit_score(request: HttpRequest, response: HttpResponse, game: str, 
     except ServiceError as error:
         error.headers = {**authorized.rate_headers, **error.headers}
         raise
-    if result.replayed:
+    return _ok(request, _score_out(result), authorized, replayed=result.replayed)
+
+
+def _ok(request: HttpRequest, body: dict[str, Any], authorized: services.Authorized, *, replayed: bool) -> HttpResponse:
+    # Rendered directly: the response= schemas document the shape, and checking
+    # our own output on every request cost a fifth of a batch's time.
+    response = api.create_response(request, body, status=200)
+    for name, value in authorized.rate_headers.items():
+        response[name] = value
+    if replayed:
         response["Idempotent-Replayed"] = "true"
-    return _score_out(result)
+    return response
 
 
 def _fingerprint(body: Any) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def _item(raw: Any, index: int) -> tuple[services.Submission | ServiceError, str]:
-    """One batch item, validated alone, and its idempotency fingerprint."""
+def _item(raw: Any, index: int, *, with_fingerprint: bool) -> tuple[services.Submission | ServiceError, str]:
+    """One batch item, validated alone, and its idempotency fingerprint (if one is needed)."""
     try:
         item = ScoreIn.model_validate(raw)
     except PydanticValidationError as error:
@@ -177,8 +190,9 @@ def _item(raw: Any, index: int) -> tuple[services.Submission | ServiceError, str
         field = ".".join(str(p) for p in first["loc"]) or None
         message = "This field is required." if first["type"] == "missing" else first["msg"]
         problem = ServiceError(422, "invalid", message, field=f"scores[{index}]" + (f".{field}" if field else ""))
-        return problem, _fingerprint(raw)
-    return services.Submission(item.player_id, item.score, item.display_name), _fingerprint(item.model_dump())
+        return problem, _fingerprint(raw) if with_fingerprint else ""
+    submission = services.Submission(item.player_id, item.score, item.display_name)
+    return submission, _fingerprint(item.model_dump()) if with_fingerprint else ""
 
 
 @writes.post(
@@ -187,24 +201,21 @@ def _item(raw: Any, index: int) -> tuple[services.Submission | ServiceError, str
     auth=BearerKey(),
     summary="Submit up to 1,000 scores",
 )
-async def submit_batch(request: HttpRequest, response: HttpResponse, game: str, payload: BatchIn) -> Any:
+async def submit_batch(request: HttpRequest, game: str, payload: BatchIn) -> HttpResponse:
     """Each item is applied atomically on its own, in one pipelined round trip; `results`
     follow the order of `scores`, each a score response or an `error` object. With an
     `Idempotency-Key`, each item is remembered by its position and a retry replays all."""
     authorized = await services.request_authorize(raw_key=request.auth, game_slug=game)  # type: ignore[attr-defined]
-    for name, value in authorized.rate_headers.items():
-        response[name] = value
-    key, _ = _idempotency(request, authorized.api_key.prefix, None)  # items carry their own fingerprints
-    items, fingerprints = zip(*(_item(raw, i) for i, raw in enumerate(payload.scores)), strict=True)
+    key, _ = _idempotency(request, None)  # items carry their own fingerprints
+    items, fingerprints = zip(
+        *(_item(raw, i, with_fingerprint=bool(key)) for i, raw in enumerate(payload.scores)), strict=True
+    )
     results = await services.score_submit_many(
         game=authorized.game,
         items=items,
         idempotency=services.Idempotency(authorized.api_key.prefix, key, "") if key else None,
         item_fingerprints=fingerprints,
     )
-    submitted = [r for r in results if isinstance(r, services.Submitted)]
-    if submitted and all(r.replayed for r in submitted):
-        response["Idempotent-Replayed"] = "true"
     out: list[dict[str, Any]] = []
     for i, result in enumerate(results):
         if isinstance(result, services.Submitted):
@@ -214,7 +225,9 @@ async def submit_batch(request: HttpRequest, response: HttpResponse, game: str, 
         if not field.startswith("scores["):
             field = f"scores[{i}]" + (f".{field}" if field else "")
         out.append({"error": {**result.as_dict(), "field": field}})
-    return {"results": out}
+    submitted = [r for r in results if isinstance(r, services.Submitted)]
+    replayed = bool(submitted) and all(r.replayed for r in submitted)
+    return _ok(request, {"results": out}, authorized, replayed=replayed)
 
 
 # --------------------------------------------------------------------------- reads

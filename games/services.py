@@ -31,6 +31,9 @@ from .models import MAX_SAFE_SCORE, PLAYER_ID_RE, ApiKey, Game, Player, hash_sec
 PLAYER_SPAM_WINDOW_MS = 60_000
 # The API-key limit is expressed per minute too (RateLimit-Policy w=60).
 API_RATE_WINDOW_MS = 60_000
+# Items per submit-script call in a batch: each call holds Redis for roughly
+# this many times ~60 µs, so other clients wait a few ms at most.
+SUBMIT_CHUNK_ITEMS = 100
 # One drain of new players writes at most this many rows in one INSERT.
 PLAYER_SYNC_BATCH_SIZE = 1000
 
@@ -234,50 +237,59 @@ def _check(game: GameConfig, item: Submission) -> None:
         raise ServiceError(422, "invalid", "At most 64 characters.", field="display_name")
 
 
-def _call(
-    game: GameConfig,
-    item: Submission,
-    now: dt.datetime,
-    idempotency: Idempotency | None,
-    item_index: int | None,
+@dataclass(frozen=True)
+class _Queued:
+    """One valid submission on its way to the submit script."""
+
+    index: int
+    item: Submission
+    idempotency: Idempotency | None
+
+
+def _chunk_call(
+    game: GameConfig, chunk: Sequence[_Queued], now: dt.datetime, current: Sequence[periods.Period]
 ) -> tuple[list[str], list[str | int]]:
+    """KEYS and ARGV of one submit-script call (see games/lua/submit_score.lua)."""
     now_ms = _now_ms(now)
-    current = [periods.current(kind, game.timezone, now) for kind in game.periods]
-    idem_key = (
-        keys.idempotency(game.slug, idempotency.key_prefix, idempotency.key, item_index)
-        if idempotency
-        else keys.idempotency(game.slug, "-", "-")
-    )
+    slug = game.slug
     key_list = [
-        keys.names(game.slug),
-        keys.hidden(game.slug),
-        keys.player_spam(game.slug, item.player_id),
-        keys.recent(game.slug),
-        idem_key,
-        keys.pending_players(game.slug),
-        keys.boards_index(game.slug),
-        keys.dirty(game.slug),
-        *(keys.board(game.slug, p.kind, p.id) for p in current),
+        keys.names(slug),
+        keys.hidden(slug),
+        keys.recent(slug),
+        keys.pending_players(slug),
+        keys.boards_index(slug),
+        keys.dirty(slug),
+        *(keys.board(slug, p.kind, p.id) for p in current),
     ]
-    recent_entry = json.dumps({"player_id": item.player_id, "score": item.score, "at": now_ms})
     args: list[str | int] = [
-        item.player_id,
-        game.sort_key(item.score),
         game.mode,
-        item.display_name or "",
         now_ms,
         game.max_submissions_per_minute,
         PLAYER_SPAM_WINDOW_MS,
-        uuid.uuid4().hex,
-        recent_entry,
         settings.RECENT_SUBMISSIONS_MAX,
-        idempotency.fingerprint if idempotency else "",
         settings.IDEMPOTENCY_TTL_SECS * 1000,
         MAX_SAFE_SCORE,
+        len(current),
     ]
     retention_ms = settings.PERIOD_RETENTION_SECS * 1000
     for p in current:
         args += [p.kind, p.id, "" if p.ends_at_ms is None else p.ends_at_ms + retention_ms]
+    placeholder = keys.idempotency(slug, "-", "-")
+    call_id = uuid.uuid4().hex
+    for queued in chunk:
+        item, idem = queued.item, queued.idempotency
+        key_list += [
+            keys.player_spam(slug, item.player_id),
+            keys.idempotency(slug, idem.key_prefix, idem.key, queued.index) if idem else placeholder,
+        ]
+        args += [
+            item.player_id,
+            game.sort_key(item.score),
+            item.display_name or "",
+            f"{call_id}:{queued.index}",
+            json.dumps({"player_id": item.player_id, "score": item.score, "at": now_ms}),
+            idem.fingerprint if idem else "",
+        ]
     return key_list, args
 
 
@@ -285,9 +297,8 @@ def _result(game: GameConfig, player_id: str, raw: list) -> Submitted:
     if raw[0] == "err":
         code, detail = raw[1], raw[2]
         if code == "hidden":
-            raise ServiceError(
-                403, "player_hidden", "This player is hidden and cannot submit scores.", field="player_id"
-            )
+            message = "This player is hidden and cannot submit scores."
+            raise ServiceError(403, "player_hidden", message, field="player_id")
         if code == "player_rate_limited":
             retry = str(max(1, math.ceil(int(detail) / 1000)))
             raise ServiceError(
@@ -326,8 +337,10 @@ async def score_submit(
     """Apply one submission to every period board of the game in one atomic script."""
     item = Submission(player_id, score, display_name)
     _check(game, item)
-    key_list, args = _call(game, item, now or timezone.now(), idempotency, None)
-    raw = await scripts.SUBMIT_SCORE(get_redis(), key_list, args)
+    now = now or timezone.now()
+    current = [periods.current(kind, game.timezone, now) for kind in game.periods]
+    key_list, args = _chunk_call(game, [_Queued(0, item, idempotency)], now, current)
+    (raw,) = await scripts.SUBMIT_SCORE(get_redis(), key_list, args)
     return _result(game, player_id, raw)
 
 
@@ -339,17 +352,17 @@ async def score_submit_many(
     item_fingerprints: Sequence[str] | None = None,
     now: dt.datetime | None = None,
 ) -> list[Submitted | ServiceError]:
-    """Apply many submissions in one pipeline; each is atomic on its own.
+    """Apply many submissions in one pipelined round trip; each is atomic on its own.
 
-    Items already found invalid (a ServiceError) stay in place in the results.
-    With an Idempotency-Key each item gets its own record, keyed by position.
+    Items go to Redis in chunks of SUBMIT_CHUNK_ITEMS per script call, so one call
+    never holds Redis for long. Items already found invalid (a ServiceError) stay
+    in place in the results. With an Idempotency-Key each item gets its own
+    record, keyed by its position.
     """
     now = now or timezone.now()
+    current = [periods.current(kind, game.timezone, now) for kind in game.periods]
     results: list[Submitted | ServiceError | None] = [None] * len(items)
-    client = get_redis()
-    await scripts.ensure_loaded(client, scripts.SUBMIT_SCORE)
-    pipe = client.pipeline(transaction=False)
-    queued: list[int] = []
+    queued: list[_Queued] = []
     for i, item in enumerate(items):
         if isinstance(item, ServiceError):
             results[i] = item
@@ -364,17 +377,20 @@ async def score_submit_many(
             if idempotency and item_fingerprints
             else None
         )
-        key_list, args = _call(game, item, now, item_idem, i if item_idem else None)
-        scripts.SUBMIT_SCORE.queue(pipe, key_list, args)
-        queued.append(i)
+        queued.append(_Queued(i, item, item_idem))
     if queued:
-        for i, raw in zip(queued, await pipe.execute(raise_on_error=False), strict=True):
-            if isinstance(raw, Exception):
-                raise raw
-            try:
-                results[i] = _result(game, items[i].player_id, raw)  # type: ignore[union-attr]
-            except ServiceError as error:
-                results[i] = error
+        client = get_redis()
+        await scripts.ensure_loaded(client, scripts.SUBMIT_SCORE)
+        pipe = client.pipeline(transaction=False)
+        chunks = [queued[i : i + SUBMIT_CHUNK_ITEMS] for i in range(0, len(queued), SUBMIT_CHUNK_ITEMS)]
+        for chunk in chunks:
+            scripts.SUBMIT_SCORE.queue(pipe, *_chunk_call(game, chunk, now, current))
+        for chunk, replies in zip(chunks, await pipe.execute(), strict=True):
+            for queued_item, raw in zip(chunk, replies, strict=True):
+                try:
+                    results[queued_item.index] = _result(game, queued_item.item.player_id, raw)
+                except ServiceError as error:
+                    results[queued_item.index] = error
     return results  # type: ignore[return-value]
 
 

@@ -139,13 +139,13 @@ async def test_it_keeps_extreme_scores_exact(make_game):
 
 async def test_it_keeps_every_key_of_a_game_on_one_cluster_slot(make_game):
     game = await config_for(make_game, slug="space-race", max_submissions_per_minute=5)
-    key_list, _ = services._call(
-        game,
-        services.Submission("p", 1),
-        dt.datetime.now(dt.UTC),
-        services.Idempotency("abcd1234", "k", "f"),
-        None,
-    )
+    now = dt.datetime.now(dt.UTC)
+    current = [services.periods.current(kind, game.timezone, now) for kind in game.periods]
+    queued = [
+        services._Queued(0, services.Submission("p", 1), services.Idempotency("abcd1234", "k", "f")),
+        services._Queued(1, services.Submission("q", 2), None),
+    ]
+    key_list, _ = services._chunk_call(game, queued, now, current)
     await services.score_submit(game=game, player_id="p", score=1)
     builders = [
         keys.boards_index("space-race"),
