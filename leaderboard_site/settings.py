@@ -72,7 +72,9 @@ TEMPLATES = [
 
 DATABASE_URL = env_str("DATABASE_URL", "")
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    # No persistent connections: under ASGI, sync work runs on short-lived threads
+    # whose connections would outlive them (Django's advice for ASGI deployments).
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
 else:
     DATABASES = {
         "default": {

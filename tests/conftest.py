@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
+from django.db import connections
 from django.test import AsyncClient
 
 from games import config, services
@@ -45,9 +48,15 @@ def _fast_password_hashing(settings: object) -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
-async def _close_session_client() -> AsyncIterator[None]:
+async def _close_session_client(django_db_setup: None, django_db_blocker: Any) -> AsyncIterator[None]:
+    # Depends on django_db_setup so that this teardown runs before the test database is dropped.
     yield
     await close_redis()
+    # Async ORM calls ran on asgiref's shared sync thread; close its connections so
+    # the test database can be dropped (PostgreSQL refuses while one is open).
+    with django_db_blocker.unblock():
+        await sync_to_async(connections.close_all)()
+        run_sync(sync_to_async(connections.close_all))
 
 
 @pytest.fixture
