@@ -30,6 +30,17 @@ def _new_key_message(slug: str, raw_key: str) -> str:
     return f"New API key for {slug}: {raw_key} — copy it now, it will not be shown again."
 
 
+def _save_key(request: HttpRequest, api_key: ApiKey, slug: str) -> None:
+    """Save a key from an admin form; a new one gets its secret here and is shown once."""
+    raw_key = None
+    if api_key.pk is None:
+        # Same as services.api_key_create: only the prefix and a hash are stored.
+        raw_key, api_key.prefix, api_key.secret_hash = ApiKey.generate()
+    api_key.save()
+    if raw_key:
+        messages.warning(request, _new_key_message(slug, raw_key))
+
+
 # --------------------------------------------------------------------------- games
 
 
@@ -129,13 +140,7 @@ class GameAdmin(admin.ModelAdmin):
             super().save_formset(request, form, formset, change)
             return
         for api_key in formset.save(commit=False):
-            raw_key = None
-            if api_key.pk is None:
-                # Same as services.api_key_create: only the prefix and a hash are stored.
-                raw_key, api_key.prefix, api_key.secret_hash = ApiKey.generate()
-            api_key.save()
-            if raw_key:
-                messages.warning(request, _new_key_message(form.instance.slug, raw_key))
+            _save_key(request, api_key, form.instance.slug)
         formset.save_m2m()
 
 
@@ -235,13 +240,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         return obj.revoked
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form: forms.ModelForm, change: bool) -> None:
-        raw_key = None
-        if obj.pk is None:
-            # Same as services.api_key_create: only the prefix and a hash are stored.
-            raw_key, obj.prefix, obj.secret_hash = ApiKey.generate()
-        obj.save()
-        if raw_key:
-            messages.warning(request, _new_key_message(obj.game.slug, raw_key))
+        _save_key(request, obj, obj.game.slug)
 
     @admin.action(description="Revoke")
     def revoke_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:

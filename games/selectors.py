@@ -73,9 +73,14 @@ def resolve_period(
         raise ServiceError(404, "period_not_found", str(error)) from None
 
 
-async def _named_board_exists(game: GameConfig, period: periods.Period, is_current: bool) -> None:
-    if not is_current and not await get_redis().exists(keys.board(game.slug, period.kind, period.id)):
-        raise ServiceError(404, "period_not_found", f"No {period.kind} board {period.id} is kept for this game.")
+async def _board_period(
+    game: GameConfig, period: str, period_id: str | None, now: dt.datetime | None
+) -> periods.Period:
+    """The period to read; a past one only while its board is still kept in Redis (else 404)."""
+    resolved, is_current = resolve_period(game=game, period=period, period_id=period_id, now=now)
+    if not is_current and not await get_redis().exists(keys.board(game.slug, resolved.kind, resolved.id)):
+        raise ServiceError(404, "period_not_found", f"No {resolved.kind} board {resolved.id} is kept for this game.")
+    return resolved
 
 
 def _entries(game: GameConfig, raw: Sequence) -> list[Entry]:
@@ -96,8 +101,7 @@ async def leaderboard_page(
     limit: int = 50,
     now: dt.datetime | None = None,
 ) -> Board:
-    resolved, is_current = resolve_period(game=game, period=period, period_id=period_id, now=now)
-    await _named_board_exists(game, resolved, is_current)
+    resolved = await _board_period(game, period, period_id, now)
     raw = await scripts.BOARD_WINDOW(
         get_redis(),
         [keys.board(game.slug, resolved.kind, resolved.id), keys.names(game.slug)],
@@ -116,8 +120,7 @@ async def players_around(
     now: dt.datetime | None = None,
 ) -> Board | None:
     """The player with up to ``radius`` neighbours each side; None if not on the board."""
-    resolved, is_current = resolve_period(game=game, period=period, period_id=period_id, now=now)
-    await _named_board_exists(game, resolved, is_current)
+    resolved = await _board_period(game, period, period_id, now)
     raw = await scripts.BOARD_WINDOW(
         get_redis(),
         [keys.board(game.slug, resolved.kind, resolved.id), keys.names(game.slug)],
@@ -158,8 +161,7 @@ async def _rank_players(
 async def player_standing(
     *, game: GameConfig, period: str, player_id: str, period_id: str | None = None, now: dt.datetime | None = None
 ) -> Standing | None:
-    resolved, is_current = resolve_period(game=game, period=period, period_id=period_id, now=now)
-    await _named_board_exists(game, resolved, is_current)
+    resolved = await _board_period(game, period, period_id, now)
     _, found = await _rank_players(game, resolved, [player_id])
     return found[0] if found else None
 
@@ -173,8 +175,7 @@ async def players_ranked(
     now: dt.datetime | None = None,
 ) -> tuple[Board, list[str]]:
     """The given players ranked within the whole board (friends view), and those not on it."""
-    resolved, is_current = resolve_period(game=game, period=period, period_id=period_id, now=now)
-    await _named_board_exists(game, resolved, is_current)
+    resolved = await _board_period(game, period, period_id, now)
     unique = list(dict.fromkeys(player_ids))
     total, found = await _rank_players(game, resolved, unique)
     present = {s.player_id for s in found}
