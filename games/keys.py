@@ -83,3 +83,18 @@ def idempotency(slug: str, key_prefix: str, idempotency_key: str, item: int | No
     digest = hashlib.sha256(idempotency_key.encode()).hexdigest()[:32]
     suffix = "" if item is None else f":{item}"
     return f"idem:{_tag(slug)}:{key_prefix}:{digest}{suffix}"
+
+
+def board_version(board_key: str) -> str:
+    """Counter of the standings messages sent for one board; expires with the board."""
+    return f"{board_key}:version"
+
+
+def followed(slug: str) -> str:
+    """ZSET of player ids some live page follows, scored by when that interest lapses (ms)."""
+    return f"lb:{_tag(slug)}:followed"
+
+
+def live_periods(slug: str) -> str:
+    """HASH period -> the period id the broadcaster last saw, to announce each rollover once."""
+    return f"lb:{_tag(slug)}:live-periods"

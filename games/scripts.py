@@ -53,6 +53,7 @@ PLAYERS_RANK = _load("players_rank")
 SET_PLAYER_HIDDEN = _load("set_player_hidden")
 PENDING_PLAYERS_READ = _load("pending_players_read")
 PENDING_PLAYERS_ACK = _load("pending_players_ack")
+PERIOD_STARTED = _load("period_started")
 
 ALL: tuple[Script, ...] = (
     SUBMIT_SCORE,
@@ -62,6 +63,7 @@ ALL: tuple[Script, ...] = (
     SET_PLAYER_HIDDEN,
     PENDING_PLAYERS_READ,
     PENDING_PLAYERS_ACK,
+    PERIOD_STARTED,
 )
 
 

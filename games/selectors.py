@@ -107,7 +107,7 @@ async def leaderboard_page(
         [keys.board(game.slug, resolved.kind, resolved.id), keys.names(game.slug)],
         ["page", offset, limit],
     )
-    return Board(period=resolved, total=int(raw[0]), offset=int(raw[1]), entries=_entries(game, raw[3:]))
+    return Board(period=resolved, total=int(raw[0]), offset=int(raw[1]), entries=_entries(game, raw[4:]))
 
 
 async def players_around(
@@ -128,7 +128,7 @@ async def players_around(
     )
     if not int(raw[2]):
         return None
-    return Board(period=resolved, total=int(raw[0]), offset=int(raw[1]), entries=_entries(game, raw[3:]))
+    return Board(period=resolved, total=int(raw[0]), offset=int(raw[1]), entries=_entries(game, raw[4:]))
 
 
 async def _rank_players(
@@ -222,3 +222,37 @@ async def recent_submissions(*, game: GameConfig, limit: int = 20) -> list[Recen
 def current_periods(*, game: GameConfig, now: dt.datetime | None = None) -> list[periods.Period]:
     now = now or timezone.now()
     return [periods.current(kind, game.timezone, now) for kind in game.periods]
+
+
+async def board_snapshot(
+    *, game: GameConfig, period: periods.Period, limit: int, next_version: bool
+) -> tuple[Board, int]:
+    """The top ``limit`` of a current board with its live version.
+
+    ``next_version`` takes a new version in the same script call as the read (the
+    broadcaster), so versions follow the order of the snapshots; otherwise the
+    current version is read (a new watcher's first view).
+    """
+    board_key = keys.board(game.slug, period.kind, period.id)
+    raw = await scripts.BOARD_WINDOW(
+        get_redis(),
+        [board_key, keys.names(game.slug), keys.board_version(board_key)],
+        ["page", 0, limit, "next" if next_version else "current"],
+    )
+    board = Board(period=period, total=int(raw[0]), offset=0, entries=_entries(game, raw[4:]))
+    return board, int(raw[3])
+
+
+async def standings_of(*, game: GameConfig, period: periods.Period, player_ids: Sequence[str]) -> list[Standing]:
+    """The given players' standings on one current board (those on it)."""
+    return (await _rank_players(game, period, player_ids))[1]
+
+
+async def followed_players(*, game: GameConfig, now: dt.datetime | None = None) -> list[str]:
+    """Players some live page follows now; lapsed interest is dropped on the way (one script-free pipeline)."""
+    now_ms = int((now or timezone.now()).timestamp() * 1000)
+    pipe = get_redis().pipeline(transaction=True)
+    pipe.zremrangebyscore(keys.followed(game.slug), "-inf", now_ms)
+    pipe.zrange(keys.followed(game.slug), 0, -1)
+    _, players = await pipe.execute()
+    return players

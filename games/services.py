@@ -473,3 +473,18 @@ def player_rename(*, player: Player, display_name: str) -> None:
         player.full_clean()
         player.save(update_fields=["display_name"])
         run_sync(lambda: get_redis().hset(keys.names(slug), player.player_id, display_name or player.player_id))
+
+
+# --------------------------------------------------------------------------- live pages
+
+# A live page's interest in a player lapses this long after its last refresh...
+FOLLOW_TTL_MS = 60_000
+# ...and an open page refreshes it this often, so a closed page stops costing the broadcaster.
+FOLLOW_REFRESH_SECS = 20.0
+
+
+async def live_follow(*, game: GameConfig, player_ids: Sequence[str], now: dt.datetime | None = None) -> None:
+    """Tell the broadcaster a live page follows these players (for FOLLOW_TTL_MS)."""
+    if player_ids:
+        expires = _now_ms(now or timezone.now()) + FOLLOW_TTL_MS
+        await get_redis().zadd(keys.followed(game.slug), dict.fromkeys(player_ids, expires))

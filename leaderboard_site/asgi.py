@@ -1,10 +1,13 @@
-"""The ASGI application: pages and admin through Django's full middleware, the
-JSON API through a lean handler.
+"""The ASGI application.
 
-Under ASGI every sync middleware hook runs on a thread (two hand-offs per
-middleware per request), which cost the API more than all of its own work. The
-API needs no sessions, CSRF, auth or messages, so ``/api/v1/`` requests go to a
-handler whose only middleware is async-native (see middleware.py).
+- Websockets (``/ws/games/{slug}/``) go to the live consumer, behind the
+  allowed-hosts origin check and the session auth stack.
+- Pages and admin go through Django's full middleware.
+- The JSON API goes through a lean handler: under ASGI every sync middleware
+  hook runs on a thread (two hand-offs per middleware per request), which cost
+  the API more than all of its own work. The API needs no sessions, CSRF, auth
+  or messages, so ``/api/v1/`` requests go to a handler whose only middleware is
+  async-native (see middleware.py).
 """
 
 from __future__ import annotations
@@ -13,12 +16,20 @@ import os
 from typing import Any
 
 from django.core.asgi import get_asgi_application
-from django.core.handlers.asgi import ASGIHandler
-from django.core.handlers.exception import convert_exception_to_response
-
-from .middleware import API_PREFIX, ApiSecurityMiddleware
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard_site.settings")
+site_application = get_asgi_application()  # sets Django up before the imports below
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.core.handlers.asgi import ASGIHandler  # noqa: E402
+from django.core.handlers.exception import convert_exception_to_response  # noqa: E402
+from django.urls import path  # noqa: E402
+
+from games.consumers import GameConsumer  # noqa: E402
+
+from .middleware import API_PREFIX, ApiSecurityMiddleware  # noqa: E402
 
 
 class ApiASGIHandler(ASGIHandler):
@@ -36,12 +47,18 @@ class ApiASGIHandler(ASGIHandler):
         self._middleware_chain = convert_exception_to_response(ApiSecurityMiddleware(handler))
 
 
-site_application = get_asgi_application()
 api_application = ApiASGIHandler()
 
 
-async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    if scope["type"] == "http" and scope["path"].startswith(API_PREFIX):
+async def http_application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["path"].startswith(API_PREFIX):
         await api_application(scope, receive, send)
     else:
         await site_application(scope, receive, send)
+
+
+websocket_application = AllowedHostsOriginValidator(
+    AuthMiddlewareStack(URLRouter([path("ws/games/<slug:game>/", GameConsumer.as_asgi())]))
+)
+
+application = ProtocolTypeRouter({"http": http_application, "websocket": websocket_application})

@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "channels",
     "ninja",
     "games",
     "presence",
@@ -138,6 +139,17 @@ RECENT_SUBMISSIONS_MAX = env_int("RECENT_SUBMISSIONS_MAX", 50, minimum=1)
 # Public reads see a game's config change within this many seconds; writes see
 # it at once (the rate-limit script returns the config version).
 GAME_CONFIG_CACHE_SECS = env_int("GAME_CONFIG_CACHE_SECS", 5, minimum=0)
+
+# --- Live updates (websockets) ----------------------------------------------
+# One PUBLISH per group message, whatever the number of subscribers.
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+        "CONFIG": {"hosts": [REDIS_URL], "prefix": "live"},
+    }
+}
+# The broadcaster sends at most one standings message per board per tick.
+BROADCAST_TICK_MS = env_int("BROADCAST_TICK_MS", 200, minimum=10)
 
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)

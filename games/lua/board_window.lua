@@ -3,19 +3,32 @@
 --
 -- KEYS[1] board ZSET (ascending sort key = best first)
 -- KEYS[2] names HASH
+-- KEYS[3] (optional) the board's version counter STRING, for live standings
 -- ARGV[1] 'page' or 'around'
 -- page:   ARGV[2] offset, ARGV[3] limit
 -- around: ARGV[2] player_id, ARGV[3] radius (entries each side; the window
 --         shifts at either end of the board to stay 2*radius+1 long)
--- Returns {total, offset of first entry, found 0|1, (player_id, sort key, rank, name)...}
+-- ARGV[4] with KEYS[3]: 'next' takes the next version (the broadcaster's
+--         snapshot, so versions follow snapshot order) or 'current' reads it
+-- Returns {total, offset of first entry, found 0|1, version or 0, (player_id, sort key, rank, name)...}
 --   (found is 1 for 'page'; for 'around' it is 0, with no entries, if the player is absent)
 
 local board = KEYS[1]
 local total = redis.call('ZCARD', board)
+local version = 0
+if KEYS[3] then
+  if ARGV[4] == 'next' then
+    version = redis.call('INCR', KEYS[3])
+    local ttl = redis.call('PTTL', board)
+    if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
+  else
+    version = tonumber(redis.call('GET', KEYS[3]) or '0')
+  end
+end
 local offset, stop
 if ARGV[1] == 'around' then
   local position = redis.call('ZRANK', board, ARGV[2])
-  if not position then return {total, 0, 0} end
+  if not position then return {total, 0, 0, version} end
   local radius = tonumber(ARGV[3])
   offset = position - radius
   stop = position + radius
@@ -32,7 +45,7 @@ else
   stop = offset + tonumber(ARGV[3]) - 1
 end
 
-local result = {total, offset, 1}
+local result = {total, offset, 1, version}
 if offset >= total or stop < offset then return result end
 local rows = redis.call('ZRANGE', board, offset, stop, 'WITHSCORES')
 local ids = {}

@@ -1,0 +1,191 @@
+"""The live websocket of a game: /ws/games/{slug}/ (protocol: docs/websocket.md).
+
+Thin: it validates client messages, joins channel-layer groups, and trims or
+filters the broadcaster's group events for its own socket. Reads go through
+selectors, writes through services, payloads through events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+from typing import Any
+
+from channels.generic.websocket import AsyncWebsocketConsumer
+from redis.exceptions import RedisError
+
+from . import config, events, periods, selectors, services
+from .models import PLAYER_ID_RE
+
+logger = logging.getLogger(__name__)
+
+# A client frame larger than this closes the socket with 1009 (message too big).
+MAX_FRAME_BYTES = 4096
+DEFAULT_LIMIT = 25
+MAX_FOLLOWED = 50
+# Close codes: the game does not exist; the server asked everyone to reconnect.
+CLOSE_NO_SUCH_GAME = 4404
+CLOSE_RECONNECT = 1012
+_PLAYER_ID = re.compile(PLAYER_ID_RE)
+
+
+class GameConsumer(AsyncWebsocketConsumer):
+    game: config.GameConfig
+
+    async def connect(self) -> None:
+        self.subscriptions: dict[str, int] = {}  # period -> limit
+        self.versions: dict[str, int] = {}  # period -> last standings version sent
+        self.followed: set[str] = set()
+        self.refresher: asyncio.Task[None] | None = None
+        game = await config.get_game(self.scope["url_route"]["kwargs"]["game"])
+        if game is None:
+            await self.close(code=CLOSE_NO_SUCH_GAME)
+            return
+        self.game = game
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        if self.refresher is not None:
+            self.refresher.cancel()
+        for period in list(getattr(self, "subscriptions", {})):
+            await self.channel_layer.group_discard(events.board_group(self.game.slug, period), self.channel_name)
+        for player_id in getattr(self, "followed", set()):
+            await self.channel_layer.group_discard(events.player_group(self.game.slug, player_id), self.channel_name)
+
+    async def send_json(self, payload: Any) -> None:
+        await self.send(text_data=json.dumps(payload))
+
+    async def error(self, code: str, message: str) -> None:
+        await self.send_json(events.error(code, message))
+
+    # ----------------------------------------------------------------- client -> server
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        size = len(text_data.encode()) if text_data is not None else len(bytes_data or b"")
+        if size > MAX_FRAME_BYTES:
+            await self.close(code=1009)
+            return
+        if text_data is None:
+            await self.error("malformed", "Send JSON text frames.")
+            return
+        try:
+            message = json.loads(text_data)
+        except ValueError:
+            await self.error("malformed", "The message is not valid JSON.")
+            return
+        if not isinstance(message, dict):
+            await self.error("malformed", "The message must be a JSON object.")
+            return
+        handler = {
+            "subscribe": self.subscribe,
+            "unsubscribe": self.unsubscribe,
+            "follow": self.follow,
+        }.get(message.get("action"))  # type: ignore[arg-type]
+        if handler is None:
+            await self.error("unknown_action", "action must be one of: subscribe, unsubscribe, follow.")
+            return
+        try:
+            await handler(message)
+        except (RedisError, OSError):
+            logger.exception("live socket: Redis unavailable")
+            await self.error("unavailable", "The live service is briefly unavailable; try again.")
+
+    async def _period(self, message: dict[str, Any]) -> str | None:
+        period = message.get("period")
+        if not isinstance(period, str) or period not in self.game.periods:
+            await self.error("invalid", f"period must be one of: {', '.join(self.game.periods)}.")
+            return None
+        return period
+
+    async def subscribe(self, message: dict[str, Any]) -> None:
+        period = await self._period(message)
+        if period is None:
+            return
+        limit = message.get("limit", DEFAULT_LIMIT)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= events.LIVE_LIMIT_MAX:
+            await self.error("invalid", f"limit must be an integer from 1 to {events.LIVE_LIMIT_MAX}.")
+            return
+        if period not in self.subscriptions:
+            await self.channel_layer.group_add(events.board_group(self.game.slug, period), self.channel_name)
+        self.subscriptions[period] = limit
+        current = periods.current(period, self.game.timezone, _now())
+        board, version = await selectors.board_snapshot(game=self.game, period=current, limit=limit, next_version=False)
+        self.versions[period] = version
+        await self.send_json(events.standings(board, version))
+        await self._send_followed_standings([period], self.followed)
+
+    async def unsubscribe(self, message: dict[str, Any]) -> None:
+        period = await self._period(message)
+        if period is None:
+            return
+        if self.subscriptions.pop(period, None) is not None:
+            await self.channel_layer.group_discard(events.board_group(self.game.slug, period), self.channel_name)
+        self.versions.pop(period, None)
+
+    async def follow(self, message: dict[str, Any]) -> None:
+        player_ids = message.get("player_ids")
+        if (
+            not isinstance(player_ids, list)
+            or not all(isinstance(p, str) and _PLAYER_ID.match(p) for p in player_ids)
+            or len(self.followed | set(player_ids)) > MAX_FOLLOWED
+        ):
+            await self.error("invalid", f"player_ids must be a list of at most {MAX_FOLLOWED} valid player ids.")
+            return
+        new = [p for p in dict.fromkeys(player_ids) if p not in self.followed]
+        for player_id in new:
+            await self.channel_layer.group_add(events.player_group(self.game.slug, player_id), self.channel_name)
+        self.followed.update(new)
+        await services.live_follow(game=self.game, player_ids=new)
+        if self.refresher is None:
+            self.refresher = asyncio.create_task(self._refresh_follows())
+        await self._send_followed_standings(list(self.subscriptions), set(new))
+
+    async def _refresh_follows(self) -> None:
+        while True:
+            await asyncio.sleep(services.FOLLOW_REFRESH_SECS)
+            with contextlib.suppress(RedisError, OSError):
+                await services.live_follow(game=self.game, player_ids=sorted(self.followed))
+
+    async def _send_followed_standings(self, period_kinds: list[str], player_ids: set[str]) -> None:
+        """A followed player's current standing, so a page shows it before anything changes."""
+        changes: dict[str, dict[str, tuple[str, selectors.Standing]]] = {}
+        names: dict[str, str] = {}
+        for kind in period_kinds:
+            period = periods.current(kind, self.game.timezone, _now())
+            for standing in await selectors.standings_of(game=self.game, period=period, player_ids=sorted(player_ids)):
+                changes.setdefault(standing.player_id, {})[kind] = (period.id, standing)
+                names[standing.player_id] = standing.display_name
+        for player_id, periods_changed in changes.items():
+            await self.send_json(events.player(player_id, names[player_id], periods_changed))
+
+    # ----------------------------------------------------------------- broadcaster -> client
+
+    async def live_event(self, event: dict[str, Any]) -> None:
+        payload = event["payload"]
+        kind = payload["type"]
+        if kind == "standings":
+            period = payload["period"]
+            limit = self.subscriptions.get(period)
+            if limit is None or payload["version"] <= self.versions.get(period, 0):
+                return  # not watched, or not newer than what this socket has
+            self.versions[period] = payload["version"]
+            await self.send_json({**payload, "entries": payload["entries"][:limit]})
+        elif kind == "player":
+            watched = {k: v for k, v in payload["periods"].items() if k in self.subscriptions}
+            if watched and payload["player_id"] in self.followed:
+                await self.send_json({**payload, "periods": watched})
+        elif kind == "reset" and payload["period"] in self.subscriptions:
+            self.versions[payload["period"]] = 0  # the new period's board counts versions from 1
+            await self.send_json(payload)
+
+    async def live_disconnect(self, event: dict[str, Any]) -> None:
+        await self.close(code=CLOSE_RECONNECT)
+
+
+def _now() -> Any:
+    from django.utils import timezone
+
+    return timezone.now()
