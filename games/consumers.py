@@ -38,6 +38,8 @@ class GameConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.subscriptions: dict[str, int] = {}  # period -> limit
         self.versions: dict[str, int] = {}  # period -> last standings version sent
+        # period -> the period id this socket is on; versions count per period id.
+        self.period_ids: dict[str, str] = {}
         self.last_views: dict[str, tuple[str, int, list[Any]]] = {}  # period -> (id, total, rows) last sent
         self.followed: set[str] = set()
         self.refresher: asyncio.Task[None] | None = None
@@ -74,17 +76,15 @@ class GameConsumer(AsyncWebsocketConsumer):
             return
         try:
             message = json.loads(text_data)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: deeply nested arrays
             await self.error("malformed", "The message is not valid JSON.")
             return
         if not isinstance(message, dict):
             await self.error("malformed", "The message must be a JSON object.")
             return
-        handler = {
-            "subscribe": self.subscribe,
-            "unsubscribe": self.unsubscribe,
-            "follow": self.follow,
-        }.get(message.get("action"))  # type: ignore[arg-type]
+        action = message.get("action")
+        handlers = {"subscribe": self.subscribe, "unsubscribe": self.unsubscribe, "follow": self.follow}
+        handler = handlers.get(action) if isinstance(action, str) else None
         if handler is None:
             await self.error("unknown_action", "action must be one of: subscribe, unsubscribe, follow.")
             return
@@ -115,6 +115,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         current = periods.current(period, self.game.timezone, _now())
         board, version = await selectors.board_snapshot(game=self.game, period=current, limit=limit, next_version=False)
         self.versions[period] = version
+        self.period_ids[period] = current.id
         snapshot = events.standings(board, version)
         self.last_views[period] = (snapshot["period_id"], snapshot["total"], snapshot["entries"])
         await self.send_json(snapshot)
@@ -128,6 +129,7 @@ class GameConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_discard(events.board_group(self.game.slug, period), self.channel_name)
         self.versions.pop(period, None)
         self.last_views.pop(period, None)
+        self.period_ids.pop(period, None)
 
     async def follow(self, message: dict[str, Any]) -> None:
         player_ids = message.get("player_ids")
@@ -173,8 +175,10 @@ class GameConsumer(AsyncWebsocketConsumer):
         if kind == "standings":
             period = payload["period"]
             limit = self.subscriptions.get(period)
-            if limit is None or payload["version"] <= self.versions.get(period, 0):
-                return  # not watched, or not newer than what this socket has
+            if limit is None or not self._on_period(period, payload["period_id"]):
+                return  # not watched, or a late message of a period that already ended
+            if payload["version"] <= self.versions.get(period, 0):
+                return  # not newer than what this socket has
             self.versions[period] = payload["version"]
             view = (payload["period_id"], payload["total"], payload["entries"][:limit])
             if view == self.last_views.get(period):
@@ -185,10 +189,26 @@ class GameConsumer(AsyncWebsocketConsumer):
             watched = {k: v for k, v in payload["periods"].items() if k in self.subscriptions}
             if watched and payload["player_id"] in self.followed:
                 await self.send_json({**payload, "periods": watched})
-        elif kind == "reset" and payload["period"] in self.subscriptions:
-            self.versions[payload["period"]] = 0  # the new period's board counts versions from 1
-            self.last_views.pop(payload["period"], None)
+        elif (
+            kind == "reset"
+            and payload["period"] in self.subscriptions
+            and self._on_period(payload["period"], payload["period_id"])
+        ):
             await self.send_json(payload)
+
+    def _on_period(self, period: str, period_id: str) -> bool:
+        """Move to a newer period id (its versions start again from 1); False for an older one.
+
+        Within one kind, period ids sort as text (YYYY-MM-DD, YYYY-Www, YYYY-MM).
+        """
+        current = self.period_ids.get(period)
+        if current is not None and period_id < current:
+            return False
+        if period_id != current:
+            self.period_ids[period] = period_id
+            self.versions[period] = 0
+            self.last_views.pop(period, None)
+        return True
 
     async def live_disconnect(self, event: dict[str, Any]) -> None:
         await self.close(code=CLOSE_RECONNECT)
