@@ -47,6 +47,7 @@ class PlayerPeriodPayload(TypedDict):
     score: int
     rank: int
     total: int
+    percentile: float
 
 
 class PlayerPayload(TypedDict):
@@ -111,7 +112,13 @@ def player(player_id: str, display_name: str, changes: dict[str, tuple[str, Stan
         "player_id": player_id,
         "display_name": display_name,
         "periods": {
-            kind: {"period_id": period_id, "score": s.score, "rank": s.rank, "total": s.total}
+            kind: {
+                "period_id": period_id,
+                "score": s.score,
+                "rank": s.rank,
+                "total": s.total,
+                "percentile": s.percentile,
+            }
             for kind, (period_id, s) in changes.items()
         },
     }

@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 
-from . import config, periods, selectors
+from . import config, events, periods, selectors
 from .errors import ServiceError
 from .models import PLAYER_ID_RE
 
@@ -79,6 +79,8 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
             "board": board,
             "page": page,
             "pages": pages,
+            "page_size": PAGE_SIZE,
+            "live_limit_max": events.LIVE_LIMIT_MAX,
             "previous_page": page - 1 if page > 1 else None,
             "next_page": page + 1 if page < pages else None,
             "recent": await selectors.recent_submissions(game=config_, limit=15),
@@ -117,5 +119,6 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
             "periods": list(current.values()),
             "standings": [(current[kind], standing) for kind, standing in overview.items()],
             "around": around,
+            "around_radius": AROUND_RADIUS,
         },
     )

@@ -6,7 +6,11 @@ Import them into a test module: ``from tests.live_server import asgi_live_server
 background thread, with its own event loop (and so its own Redis client). The
 server thread reaches the test database through its own connections, so tests
 using it need ``pytest.mark.django_db(transaction=True)``: data must be committed
-for the server to see it.
+for the server to see it. It serves the live websockets too (/ws/games/{slug}/).
+
+``live_broadcaster`` runs the broadcaster (games/broadcaster.py) in another
+background thread with its own event loop, so that scores posted during a test
+reach the open websockets through the real Redis pub/sub channel layer.
 
 ``browser`` is Playwright's sync API. While Playwright lives, it leaves its event
 loop marked as running in the main thread between calls. Two consequences:
@@ -27,7 +31,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import uvicorn
@@ -41,6 +45,10 @@ SERVER_START_TIMEOUT_SECS = 10.0
 SERVER_STOP_TIMEOUT_SECS = 10.0
 # uvicorn waits this long for open connections (a browser's keep-alive) when stopping.
 SERVER_GRACEFUL_SHUTDOWN_SECS = 2
+# The broadcaster's tick in browser tests: short, so that a posted score shows within a test's wait.
+BROADCAST_TICK_MS = 100
+BROADCASTER_START_TIMEOUT_SECS = 5.0
+BROADCASTER_STOP_TIMEOUT_SECS = 10.0
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
@@ -56,11 +64,24 @@ def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
     asyncio.run(main())
 
 
+def _with_static_files(application: Any) -> Any:
+    """HTTP through Django's static files handler; websockets straight to the app."""
+    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+
+    static = ASGIStaticFilesHandler(application)
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            await application(scope, receive, send)
+        else:
+            await static(scope, receive, send)
+
+    return app
+
+
 @pytest.fixture
 def asgi_live_server() -> Iterator[str]:
     """The base URL (no trailing slash) of the real ASGI app served on 127.0.0.1."""
-    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-
     from leaderboard_site.asgi import application
 
     # Binding here, rather than picking a free port for uvicorn to bind, leaves no race.
@@ -71,7 +92,7 @@ def asgi_live_server() -> Iterator[str]:
     # pytest-django turns DEBUG off, so WhiteNoise would look in an empty STATIC_ROOT:
     # serve static files from the finders, as Django's own live server does.
     config = uvicorn.Config(
-        ASGIStaticFilesHandler(application),
+        _with_static_files(application),
         lifespan="off",
         log_level="warning",
         access_log=False,
@@ -93,6 +114,39 @@ def asgi_live_server() -> Iterator[str]:
         server.should_exit = True
         thread.join(SERVER_STOP_TIMEOUT_SECS)
         sock.close()
+
+
+@pytest.fixture
+def live_broadcaster() -> Iterator[None]:
+    """The broadcaster running for the test, ticking every BROADCAST_TICK_MS."""
+    from games import broadcaster
+
+    started = threading.Event()
+    handles: dict[str, Any] = {}
+
+    def serve() -> None:
+        async def main() -> None:
+            stop = asyncio.Event()
+            handles["loop"], handles["stop"] = asyncio.get_running_loop(), stop
+            started.set()
+            try:
+                await broadcaster.run(tick_ms=BROADCAST_TICK_MS, stop=stop)
+            finally:
+                # This loop's Redis client; the channel layer closes its own with the loop.
+                await close_redis()
+
+        asyncio.run(main())
+
+    thread = threading.Thread(target=serve, name="live-broadcaster", daemon=True)
+    thread.start()
+    if not started.wait(BROADCASTER_START_TIMEOUT_SECS):
+        pytest.fail("The broadcaster did not start.")
+    try:
+        yield
+    finally:
+        handles["loop"].call_soon_threadsafe(handles["stop"].set)
+        thread.join(BROADCASTER_STOP_TIMEOUT_SECS)
+        assert not thread.is_alive(), "The broadcaster did not stop."
 
 
 @pytest.fixture(scope="module")

@@ -39,6 +39,8 @@
   var reloadScheduled = false;
 
   function reloadOnce(endsAt) {
+    // A live page gets the new period from the server's reset message instead.
+    if (document.querySelector('[data-live-status][data-state="live"]')) return;
     if (reloadScheduled) return;
     reloadScheduled = true;
     // Remember the reload per period end, so that a server whose clock lags cannot

@@ -286,7 +286,13 @@ async def test_it_sends_a_followed_player_only_when_their_score_or_rank_changed(
     report, received = await after(("a", 10))
     assert (report.standings, report.players) == (1, 1)
     assert kinds(received) == [("standings", "all-time"), ("player", "a")]
-    assert received[1]["periods"]["all-time"] == {"period_id": "all-time", "score": 10, "rank": 1, "total": 1}
+    assert received[1]["periods"]["all-time"] == {
+        "period_id": "all-time",
+        "score": 10,
+        "rank": 1,
+        "total": 1,
+        "percentile": 0.0,
+    }
 
     # Someone joins below a: a's score and rank stay, so no player message.
     report, received = await after(("b", 5))
@@ -301,11 +307,23 @@ async def test_it_sends_a_followed_player_only_when_their_score_or_rank_changed(
 
     report, received = await after(("c", 20))
     assert report.players == 1
-    assert received[1]["periods"]["all-time"] == {"period_id": "all-time", "score": 10, "rank": 2, "total": 3}
+    assert received[1]["periods"]["all-time"] == {
+        "period_id": "all-time",
+        "score": 10,
+        "rank": 2,
+        "total": 3,
+        "percentile": 33.33,
+    }
 
     report, received = await after(("a", 30))
     assert report.players == 1
-    assert received[1]["periods"]["all-time"] == {"period_id": "all-time", "score": 30, "rank": 1, "total": 3}
+    assert received[1]["periods"]["all-time"] == {
+        "period_id": "all-time",
+        "score": 30,
+        "rank": 1,
+        "total": 3,
+        "percentile": 66.67,
+    }
 
 
 async def test_it_drops_follows_that_lapsed(make_game, sockets):

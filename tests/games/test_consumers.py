@@ -237,8 +237,8 @@ async def test_it_answers_a_follow_with_each_followed_player_on_a_subscribed_boa
         "player_id": "c",
         "display_name": "c",
         "periods": {
-            "daily": {"period_id": daily_id, "score": 10, "rank": 3, "total": 3},
-            "all-time": {"period_id": "all-time", "score": 10, "rank": 3, "total": 3},
+            "daily": {"period_id": daily_id, "score": 10, "rank": 3, "total": 3, "percentile": 0.0},
+            "all-time": {"period_id": "all-time", "score": 10, "rank": 3, "total": 3, "percentile": 0.0},
         },
     }
     assert players["a"]["periods"]["all-time"]["rank"] == 1
@@ -256,7 +256,9 @@ async def test_it_sends_followed_players_when_a_board_is_subscribed_after_the_fo
 
     (player,) = await drain(ws)
     assert player["player_id"] == "b"
-    assert player["periods"] == {"all-time": {"period_id": "all-time", "score": 20, "rank": 2, "total": 2}}
+    assert player["periods"] == {
+        "all-time": {"period_id": "all-time", "score": 20, "rank": 2, "total": 2, "percentile": 0.0}
+    }
 
 
 async def test_it_pushes_a_followed_player_who_moved_with_only_the_subscribed_periods(make_game, sockets):
@@ -274,7 +276,9 @@ async def test_it_pushes_a_followed_player_who_moved_with_only_the_subscribed_pe
     messages = await drain(ws)
     assert [m["type"] for m in messages] == ["standings", "player"]
     assert messages[1]["player_id"] == "b"
-    assert messages[1]["periods"] == {"all-time": {"period_id": "all-time", "score": 20, "rank": 3, "total": 3}}
+    assert messages[1]["periods"] == {
+        "all-time": {"period_id": "all-time", "score": 20, "rank": 3, "total": 3, "percentile": 0.0}
+    }
 
 
 async def test_it_sends_no_player_message_for_a_player_this_socket_does_not_follow(make_game, sockets):
