@@ -14,6 +14,7 @@ import logging
 import re
 from typing import Any
 
+from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from redis.exceptions import RedisError
 
@@ -30,6 +31,7 @@ MAX_FOLLOWED = 50
 CLOSE_NO_SUCH_GAME = 4404
 CLOSE_RECONNECT = 1012
 _PLAYER_ID = re.compile(PLAYER_ID_RE)
+LIVE_EVENT_TYPES = frozenset({"live.event", "live.disconnect"})
 
 
 class GameConsumer(AsyncWebsocketConsumer):
@@ -44,13 +46,26 @@ class GameConsumer(AsyncWebsocketConsumer):
         self.followed: set[str] = set()
         self.refresher: asyncio.Task[None] | None = None
         game = await config.get_game(self.scope["url_route"]["kwargs"]["game"])
+        await self.accept()
         if game is None:
+            # Accepted first: a close before accept reaches a browser as a refused
+            # handshake (1006), and it would retry forever.
             await self.close(code=CLOSE_NO_SUCH_GAME)
             return
         self.game = game
-        await self.accept()
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # Channels closes stale database connections before every handler, a hop to
+        # the shared sync thread; the broadcaster's events touch no database, and at
+        # 1,000 watchers that hop per message per socket starved the whole process.
+        if message["type"] in LIVE_EVENT_TYPES:
+            await getattr(self, get_handler_name(message))(message)
+        else:
+            await super().dispatch(message)
 
     async def disconnect(self, code: int) -> None:
+        if not hasattr(self, "game"):
+            return
         if self.refresher is not None:
             self.refresher.cancel()
         for period in list(getattr(self, "subscriptions", {})):
@@ -218,3 +233,10 @@ def _now() -> Any:
     from django.utils import timezone
 
     return timezone.now()
+
+
+class RefuseConsumer(AsyncWebsocketConsumer):
+    """Any other websocket path: refuse the handshake (instead of a routing error)."""
+
+    async def connect(self) -> None:
+        await self.close()

@@ -25,9 +25,9 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from django.core.handlers.exception import convert_exception_to_response  # noqa: E402
-from django.urls import path  # noqa: E402
+from django.urls import path, re_path  # noqa: E402
 
-from games.consumers import GameConsumer  # noqa: E402
+from games.consumers import GameConsumer, RefuseConsumer  # noqa: E402
 
 from .middleware import API_PREFIX, ApiSecurityMiddleware  # noqa: E402
 
@@ -58,7 +58,14 @@ async def http_application(scope: dict[str, Any], receive: Any, send: Any) -> No
 
 
 websocket_application = AllowedHostsOriginValidator(
-    AuthMiddlewareStack(URLRouter([path("ws/games/<slug:game>/", GameConsumer.as_asgi())]))
+    AuthMiddlewareStack(
+        URLRouter(
+            [
+                path("ws/games/<slug:game>/", GameConsumer.as_asgi()),
+                re_path(r"", RefuseConsumer.as_asgi()),
+            ]
+        )
+    )
 )
 
 application = ProtocolTypeRouter({"http": http_application, "websocket": websocket_application})

@@ -472,8 +472,21 @@ async def test_it_accepts_localhost_as_an_origin(make_game, sockets):
 @pytest.mark.parametrize("slug", ["no-such-game", "x" * 60])
 async def test_it_closes_with_4404_for_an_unknown_game(make_game, sockets, slug):
     await make_config(make_game)
+    communicator = sockets.communicator(slug)
 
-    assert await sockets.communicator(slug).connect() == (False, consumers.CLOSE_NO_SUCH_GAME)
+    # Accepted, then closed: a browser sees 4404 (a refused handshake would read as 1006).
+    assert await communicator.connect() == (True, None)
+    assert await communicator.receive_output() == {"type": "websocket.close", "code": consumers.CLOSE_NO_SUCH_GAME}
+
+
+@pytest.mark.parametrize("path", ["/ws/games/tetris", "/ws/nowhere/", "/ws/games/Bad_Slug!/"])
+async def test_it_refuses_websocket_paths_it_does_not_serve(make_game, path):
+    from channels.testing.websocket import WebsocketCommunicator
+
+    from leaderboard_site.asgi import application
+
+    communicator = WebsocketCommunicator(application, path, headers=[(b"origin", b"http://127.0.0.1")])
+    assert (await communicator.connect())[0] is False
 
 
 async def test_it_closes_the_watchers_of_a_board_with_1012_when_asked(make_game, sockets):
