@@ -55,6 +55,23 @@ def _die_with_parent() -> None:
         pass
 
 
+def die_with_parent() -> None:
+    """For a benchmark's own child processes (multiprocessing): exit if the benchmark is killed."""
+    _die_with_parent()
+
+
+def raise_open_files_limit(wanted: int) -> int:
+    """Raise this process's soft open-files limit towards ``wanted`` (children inherit it); returns the new limit."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        soft = target
+    return soft
+
+
 def spawn(args: Sequence[str], env: dict[str, str], **kwargs: object) -> subprocess.Popen[bytes]:
     return subprocess.Popen(list(args), env=env, cwd=REPO_DIR, preexec_fn=_die_with_parent, **kwargs)  # type: ignore[call-overload]
 
@@ -241,6 +258,35 @@ def cpu_seconds(pid: int, *, with_descendants: bool) -> float:
             wanted |= found
             grew = bool(found)
     return sum(stats[p][1] for p in wanted if p in stats) / _CLOCK_TICKS_PER_SEC
+
+
+def rss_bytes(pid: int, *, with_descendants: bool = False) -> int:
+    """Resident memory of a process (and, if asked, its live descendants); 0 if it is gone."""
+    pids = {pid}
+    if with_descendants:
+        stats = _proc_stats()
+        grew = True
+        while grew:
+            found = {child for child, (parent, _) in stats.items() if parent in pids} - pids
+            pids |= found
+            grew = bool(found)
+    total = 0
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        except OSError:
+            continue
+    return total
+
+
+def mem_available_bytes() -> int:
+    """What the kernel estimates new work can use without swapping (MemAvailable)."""
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024
+    return 0
 
 
 @dataclass(frozen=True)
