@@ -39,7 +39,7 @@ import uvicorn
 from leaderboard_site.redis import close_redis
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser
+    from playwright.sync_api import Browser, Page
 
 SERVER_START_TIMEOUT_SECS = 10.0
 SERVER_STOP_TIMEOUT_SECS = 10.0
@@ -176,3 +176,37 @@ def browser() -> Iterator[Browser]:
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         else:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+DESKTOP_VIEWPORT = {"width": 1280, "height": 900}
+# Playwright waits this long for an element or an action before failing the test.
+ACTION_TIMEOUT_MS = 10_000
+
+
+class DialogWatch:
+    """Records any alert/confirm/prompt: a script injected through data would raise one."""
+
+    def __init__(self) -> None:
+        self.fired: list[str] = []
+
+    def __call__(self, dialog: object) -> None:
+        self.fired.append(dialog.message)  # type: ignore[attr-defined]
+        dialog.dismiss()  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def dialogs() -> DialogWatch:
+    return DialogWatch()
+
+
+@pytest.fixture
+def page(browser: Browser, dialogs: DialogWatch) -> Iterator[Page]:
+    context = browser.new_context(viewport=DESKTOP_VIEWPORT)
+    context.set_default_timeout(ACTION_TIMEOUT_MS)
+    page = context.new_page()
+    page.on("dialog", dialogs)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    context.close()
+    assert errors == [], f"JavaScript errors on the page: {errors}"

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import datetime as dt
 import itertools
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,59 +15,17 @@ from django.utils import timezone
 
 from games import broadcaster, keys, periods, selectors, services
 from games.config import GameConfig
-from leaderboard_site.asgi import application
 from leaderboard_site.redis import get_redis
+from tests.games.live_helpers import QUIET_SECS, drain, make_config
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# Long enough for a channel-layer round trip through Redis pub/sub to land.
-QUIET_SECS = 0.3
 # The concurrency tests run broadcasters for real: how fast they tick and for how long scores keep coming.
 FAST_TICK_MS = 20
 RACE_SECS = 1.5
 COALESCE_TICK_MS = 200
 COALESCE_SUBMISSIONS = 1000
 COALESCE_SPREAD_SECS = 1.0
-
-
-class Sockets:
-    """Opens websockets to the ASGI app and closes every one of them after the test."""
-
-    def __init__(self) -> None:
-        self.opened: list[WebsocketCommunicator] = []
-
-    async def open(self, slug: str = "tetris") -> WebsocketCommunicator:
-        ws = WebsocketCommunicator(application, f"/ws/games/{slug}/", headers=[(b"origin", b"http://127.0.0.1")])
-        self.opened.append(ws)
-        connected, _ = await ws.connect()
-        assert connected
-        return ws
-
-    async def close_all(self) -> None:
-        for ws in self.opened:
-            with contextlib.suppress(Exception):
-                await ws.disconnect()
-
-
-@pytest.fixture
-async def sockets() -> AsyncIterator[Sockets]:
-    opened = Sockets()
-    yield opened
-    await opened.close_all()
-
-
-async def make_config(make_game: Any, slug: str = "tetris", **kwargs: Any) -> GameConfig:
-    kwargs.setdefault("max_submissions_per_minute", 0)
-    game = await sync_to_async(make_game)(slug, **kwargs)
-    return GameConfig.from_model(game, "0")
-
-
-async def drain(ws: WebsocketCommunicator) -> list[dict[str, Any]]:
-    """Every message that arrives until the socket stays quiet (a receive timeout would kill the app)."""
-    messages = []
-    while not await ws.receive_nothing(timeout=QUIET_SECS):
-        messages.append(await ws.receive_json_from())
-    return messages
 
 
 async def subscribe(ws: WebsocketCommunicator, period: str, limit: int = 100) -> dict[str, Any]:

@@ -2,72 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing.websocket import WebsocketCommunicator
 
 from games import broadcaster, consumers, events, selectors, services
 from games.config import GameConfig
 from leaderboard_site.asgi import application
+from tests.games.live_helpers import QUIET_SECS, drain, make_config
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-ALLOWED_ORIGIN = b"http://127.0.0.1"
-# Long enough for a channel-layer round trip through Redis pub/sub to land.
-QUIET_SECS = 0.3
-
-
-class Sockets:
-    """Opens websockets to the ASGI app and closes every one of them after the test."""
-
-    def __init__(self) -> None:
-        self.opened: list[WebsocketCommunicator] = []
-
-    def communicator(self, slug: str = "tetris", origin: bytes | None = ALLOWED_ORIGIN) -> WebsocketCommunicator:
-        headers = [] if origin is None else [(b"origin", origin)]
-        ws = WebsocketCommunicator(application, f"/ws/games/{slug}/", headers=headers)
-        self.opened.append(ws)
-        return ws
-
-    async def open(self, slug: str = "tetris") -> WebsocketCommunicator:
-        ws = self.communicator(slug)
-        connected, _ = await ws.connect()
-        assert connected
-        return ws
-
-    async def close_all(self) -> None:
-        for ws in self.opened:
-            # A socket the server closed or refused may have finished already.
-            with contextlib.suppress(Exception):
-                await ws.disconnect()
-
-
-@pytest.fixture
-async def sockets() -> AsyncIterator[Sockets]:
-    opened = Sockets()
-    yield opened
-    await opened.close_all()
-
-
-async def make_config(make_game: Any, slug: str = "tetris", **kwargs: Any) -> GameConfig:
-    kwargs.setdefault("max_submissions_per_minute", 0)
-    game = await sync_to_async(make_game)(slug, **kwargs)
-    return GameConfig.from_model(game, "0")
-
-
-async def drain(ws: WebsocketCommunicator) -> list[dict[str, Any]]:
-    """Every message that arrives until the socket stays quiet (a receive timeout would kill the app)."""
-    messages = []
-    while not await ws.receive_nothing(timeout=QUIET_SECS):
-        messages.append(await ws.receive_json_from())
-    return messages
 
 
 async def subscribe(ws: WebsocketCommunicator, period: str, limit: int | None = None) -> dict[str, Any]:
@@ -482,8 +430,6 @@ async def test_it_closes_with_4404_for_an_unknown_game(make_game, sockets, slug)
 @pytest.mark.parametrize("path", ["/ws/games/tetris", "/ws/nowhere/", "/ws/games/Bad_Slug!/"])
 async def test_it_refuses_websocket_paths_it_does_not_serve(make_game, path):
     from channels.testing.websocket import WebsocketCommunicator
-
-    from leaderboard_site.asgi import application
 
     communicator = WebsocketCommunicator(application, path, headers=[(b"origin", b"http://127.0.0.1")])
     assert (await communicator.connect())[0] is False

@@ -14,18 +14,16 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from django.utils import timezone
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from games import events, periods, services
 from leaderboard_site.redis import run_sync
 from tests.conftest import auth
-from tests.games.test_pages_browser import XSS_NAME, DialogWatch, board_rows
-from tests.live_server import asgi_live_server, browser, live_broadcaster  # noqa: F401  (fixtures)
+from tests.games.test_pages_browser import XSS_NAME, board_rows
+from tests.live_server import DialogWatch, asgi_live_server, browser, live_broadcaster  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-DESKTOP_VIEWPORT = {"width": 1280, "height": 900}
-ACTION_TIMEOUT_MS = 10_000
 # A score must show this soon over the socket (the test broadcaster ticks every 100 ms).
 LIVE_WITHIN_MS = 2_000
 # Reconnecting: the first retry waits up to 0.5 s, then the snapshot comes.
@@ -41,24 +39,6 @@ WATCH_STATES = """() => {
   new MutationObserver(() => window.__states.push(node.dataset.state))
     .observe(node, { attributes: true, attributeFilter: ["data-state"] });
 }"""
-
-
-@pytest.fixture
-def dialogs() -> DialogWatch:
-    return DialogWatch()
-
-
-@pytest.fixture
-def page(browser: Browser, dialogs: DialogWatch) -> Iterator[Page]:  # noqa: F811
-    context = browser.new_context(viewport=DESKTOP_VIEWPORT)
-    context.set_default_timeout(ACTION_TIMEOUT_MS)
-    page = context.new_page()
-    page.on("dialog", dialogs)
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    yield page
-    context.close()
-    assert errors == [], f"JavaScript errors on the page: {errors}"
 
 
 class Scores:

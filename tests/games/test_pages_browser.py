@@ -8,11 +8,10 @@ API, as a game server would post them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from games import services
 from tests.conftest import auth
@@ -21,42 +20,11 @@ from tests.live_server import asgi_live_server, browser  # noqa: F401  (fixtures
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 XSS_NAME = "<img src=x onerror=alert(1)>"
-DESKTOP_VIEWPORT = {"width": 1280, "height": 900}
 MOBILE_VIEWPORT = {"width": 375, "height": 812}
 # Long enough for a once-a-second countdown to tick at least once.
 COUNTDOWN_WAIT_MS = 1500
 # site.js reloads 1.5 s after a period ends; a little more than that.
 RELOAD_WAIT_MS = 2500
-ACTION_TIMEOUT_MS = 10_000
-
-
-class DialogWatch:
-    """Records any alert/confirm/prompt: a script injected through data would raise one."""
-
-    def __init__(self) -> None:
-        self.fired: list[str] = []
-
-    def __call__(self, dialog: object) -> None:
-        self.fired.append(dialog.message)  # type: ignore[attr-defined]
-        dialog.dismiss()  # type: ignore[attr-defined]
-
-
-@pytest.fixture
-def dialogs() -> DialogWatch:
-    return DialogWatch()
-
-
-@pytest.fixture
-def page(browser: Browser, dialogs: DialogWatch) -> Iterator[Page]:  # noqa: F811
-    context = browser.new_context(viewport=DESKTOP_VIEWPORT)
-    context.set_default_timeout(ACTION_TIMEOUT_MS)
-    page = context.new_page()
-    page.on("dialog", dialogs)
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    yield page
-    context.close()
-    assert errors == [], f"JavaScript errors on the page: {errors}"
 
 
 def fill_board(make_game, base_url: str, scores: list[tuple[str, int, str | None]], slug: str = "tetris") -> None:
