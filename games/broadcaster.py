@@ -57,11 +57,11 @@ async def tick(
         current = {p.kind: p for p in selectors.current_periods(game=game, now=now)}
         by_key = {keys.board(game.slug, p.kind, p.id): p for p in current.values()}
         live_boards.update(by_key)
-        for period in current.values():
-            if period.kind != periods.ALL_TIME and await scripts.PERIOD_STARTED(
-                client, [keys.live_periods(game.slug)], [period.kind, period.id]
-            ):
-                await events.send_reset(game.slug, period)
+        ending = [p for p in current.values() if p.kind != periods.ALL_TIME]
+        if ending:
+            claim = [value for p in ending for value in (p.kind, p.id)]
+            for kind in await scripts.PERIOD_STARTED(client, [keys.live_periods(game.slug)], claim):
+                await events.send_reset(game.slug, current[kind])
                 report.resets += 1
         dirty = await client.zpopmin(keys.dirty(game.slug), MAX_BOARDS_PER_TICK)
         boards = [by_key[board_key] for board_key, _ in dirty if board_key in by_key]

@@ -205,8 +205,11 @@ async def recent_submissions(*, game: GameConfig, limit: int = 20) -> list[Recen
     rows = [json.loads(r) for r in await client.lrange(keys.recent(game.slug), 0, limit - 1)]
     if not rows:
         return []
-    names = await client.hmget(keys.names(game.slug), [r["player_id"] for r in rows])
-    hidden = await client.smismember(keys.hidden(game.slug), [r["player_id"] for r in rows])
+    ids = [r["player_id"] for r in rows]
+    pipe = client.pipeline(transaction=False)
+    pipe.hmget(keys.names(game.slug), ids)
+    pipe.smismember(keys.hidden(game.slug), ids)
+    names, hidden = await pipe.execute()
     return [
         RecentSubmission(
             player_id=r["player_id"],
