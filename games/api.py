@@ -1,4 +1,7 @@
-"""The JSON API (django-ninja). Endpoints adapt HTTP to services and selectors only."""
+"""The JSON API (django-ninja) of scores and standings, and what every endpoint shares:
+the API object, its error envelope, the bearer-key scheme. leaderboard_site/api.py
+mounts this module's routers beside those of presence and accounts. Endpoints adapt
+HTTP to services and selectors only."""
 
 from __future__ import annotations
 
@@ -163,10 +166,12 @@ async def submit_score(request: HttpRequest, game: str, payload: ScoreIn) -> Htt
     except ServiceError as error:
         error.headers = {**authorized.rate_headers, **error.headers}
         raise
-    return _ok(request, _score_out(result), authorized, replayed=result.replayed)
+    return ok_response(request, _score_out(result), authorized, replayed=result.replayed)
 
 
-def _ok(request: HttpRequest, body: dict[str, Any], authorized: services.Authorized, *, replayed: bool) -> HttpResponse:
+def ok_response(
+    request: HttpRequest, body: dict[str, Any], authorized: services.Authorized, *, replayed: bool
+) -> HttpResponse:
     # Rendered directly: the response= schemas document the shape, and checking
     # our own output on every request cost a fifth of a batch's time.
     response = api.create_response(request, body, status=200)
@@ -227,7 +232,7 @@ async def submit_batch(request: HttpRequest, game: str, payload: BatchIn) -> Htt
         out.append({"error": {**result.as_dict(), "field": field}})
     submitted = [r for r in results if isinstance(r, services.Submitted)]
     replayed = bool(submitted) and all(r.replayed for r in submitted)
-    return _ok(request, {"results": out}, authorized, replayed=replayed)
+    return ok_response(request, {"results": out}, authorized, replayed=replayed)
 
 
 # --------------------------------------------------------------------------- reads
@@ -235,7 +240,7 @@ async def submit_batch(request: HttpRequest, game: str, payload: BatchIn) -> Htt
 reads = Router(tags=["standings"])
 
 
-async def _game(slug: str) -> config.GameConfig:
+async def game_or_404(slug: str) -> config.GameConfig:
     game = await config.get_game(slug)
     if game is None:
         raise ServiceError(404, "game_not_found", f"No game {slug!r}.")
@@ -271,7 +276,7 @@ def _board_out(board: selectors.Board) -> dict[str, Any]:
     }
 
 
-def _player_id(value: str) -> str:
+def checked_player_id(value: str) -> str:
     if not _PLAYER_ID.match(value):
         raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
     return value
@@ -285,17 +290,17 @@ async def list_games(request: HttpRequest) -> Any:
 
 @reads.get("/games/{game}", response={200: GameOut, 404: ErrorOut}, summary="One game")
 async def get_game(request: HttpRequest, game: str) -> Any:
-    return _game_out(await _game(game))
+    return _game_out(await game_or_404(game))
 
 
 @reads.get("/games/{game}/periods/current", response={200: list[PeriodOut], 404: ErrorOut}, summary="Current periods")
 async def current_periods(request: HttpRequest, game: str) -> Any:
-    return _periods_out(await _game(game))
+    return _periods_out(await game_or_404(game))
 
 
 @reads.get("/games/{game}/recent", response={200: list[RecentOut], **READ_ERRORS}, summary="Recent submissions")
 async def recent(request: HttpRequest, game: str, limit: int = Query(20, ge=1, le=50)) -> Any:
-    return [vars(r) for r in await selectors.recent_submissions(game=await _game(game), limit=limit)]
+    return [vars(r) for r in await selectors.recent_submissions(game=await game_or_404(game), limit=limit)]
 
 
 def _ids(ids: str) -> list[str]:
@@ -312,14 +317,14 @@ def _ids(ids: str) -> list[str]:
 
 async def _friends(game: str, period: str, ids: str, period_id: str | None) -> dict[str, Any]:
     board, missing = await selectors.players_ranked(
-        game=await _game(game), period=period, player_ids=_ids(ids), period_id=period_id
+        game=await game_or_404(game), period=period, player_ids=_ids(ids), period_id=period_id
     )
     return {**_board_out(board), "missing": missing}
 
 
 async def _standing(game: str, period: str, player_id: str, period_id: str | None) -> dict[str, Any]:
     standing = await selectors.player_standing(
-        game=await _game(game), period=period, player_id=_player_id(player_id), period_id=period_id
+        game=await game_or_404(game), period=period, player_id=checked_player_id(player_id), period_id=period_id
     )
     if standing is None:
         raise not_found(f"Player {player_id!r} has no score on this board.")
@@ -328,7 +333,11 @@ async def _standing(game: str, period: str, player_id: str, period_id: str | Non
 
 async def _around(game: str, period: str, player_id: str, radius: int, period_id: str | None) -> dict[str, Any]:
     board = await selectors.players_around(
-        game=await _game(game), period=period, player_id=_player_id(player_id), radius=radius, period_id=period_id
+        game=await game_or_404(game),
+        period=period,
+        player_id=checked_player_id(player_id),
+        radius=radius,
+        period_id=period_id,
     )
     if board is None:
         raise not_found(f"Player {player_id!r} has no score on this board.")
@@ -337,7 +346,7 @@ async def _around(game: str, period: str, player_id: str, radius: int, period_id
 
 async def _page(game: str, period: str, offset: int, limit: int, period_id: str | None) -> dict[str, Any]:
     board = await selectors.leaderboard_page(
-        game=await _game(game), period=period, period_id=period_id, offset=offset, limit=limit
+        game=await game_or_404(game), period=period, period_id=period_id, offset=offset, limit=limit
     )
     return _board_out(board)
 
@@ -423,7 +432,3 @@ async def leaderboard_named(
 ) -> Any:
     """A period by id (e.g. `2026-11-22`, `2026-W47`, `2026-11`) while its board is kept in Redis."""
     return await _page(game, period, offset, limit, period_id)
-
-
-api.add_router("", writes)
-api.add_router("", reads)

@@ -7,7 +7,9 @@ board's top rows once with a new version (in the same script call as the read,
 so versions follow snapshot order), and sends one ``standings`` event per board,
 then a ``player`` event per followed player whose score or rank moved. So the
 cost per watcher follows the tick rate, not the submission rate. It also
-announces each period rollover once (``reset``).
+announces each period rollover once (``reset``), and each game's presence
+changes (``presence``: counts, joins and leaves, claimed so that each change goes
+out once however many broadcasters run).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from django.utils import timezone
 from redis.exceptions import RedisError
 
 from leaderboard_site.redis import get_redis
+from presence import selectors as presence_selectors
+from presence import services as presence_services
 
 from . import config, events, keys, periods, scripts, selectors
 
@@ -37,6 +41,8 @@ class BroadcasterState:
     """What one broadcaster remembers between ticks: the (score, rank) it last sent per board and player."""
 
     last_sent: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    # game slug -> the (online, watching) counts it last sent
+    presence_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -44,6 +50,7 @@ class TickReport:
     standings: int = 0
     players: int = 0
     resets: int = 0
+    presence: int = 0
 
 
 async def tick(
@@ -63,6 +70,8 @@ async def tick(
             for kind in await scripts.PERIOD_STARTED(client, [keys.live_periods(game.slug)], claim):
                 await events.send_reset(game.slug, current[kind])
                 report.resets += 1
+        if await _announce_presence(game, state, now):
+            report.presence += 1
         dirty = await client.zpopmin(keys.dirty(game.slug), MAX_BOARDS_PER_TICK)
         boards = [by_key[board_key] for board_key, _ in dirty if board_key in by_key]
         if not boards:
@@ -73,7 +82,10 @@ async def tick(
             board, version = await selectors.board_snapshot(
                 game=game, period=period, limit=events.LIVE_LIMIT_MAX, next_version=True
             )
-            await events.send_standings(game.slug, board, version)
+            online = await presence_selectors.online_among(
+                game=game, player_ids=[e.player_id for e in board.entries], now=now
+            )
+            await events.send_standings(game.slug, board, version, online)
             report.standings += 1
             if not followed:
                 continue
@@ -91,6 +103,24 @@ async def tick(
     for key in [k for k in state.last_sent if k[0] not in live_boards]:
         del state.last_sent[key]
     return report
+
+
+async def _announce_presence(game: config.GameConfig, state: BroadcasterState, now: dt.datetime) -> bool:
+    """One ``presence`` message if anyone joined or left, or the counts moved (expiry moves them too)."""
+    changes = await presence_services.presence_claim_changes(game=game, now=now)
+    counts = (changes.online, changes.watching)
+    if not changes.joined and not changes.left and state.presence_counts.get(game.slug) == counts:
+        return False
+    state.presence_counts[game.slug] = counts
+    payload = events.presence(
+        version=changes.version,
+        online=changes.online,
+        watching=changes.watching,
+        joined=changes.joined,
+        left=changes.left,
+    )
+    await events.send_presence(game.slug, payload)
+    return True
 
 
 async def run(*, tick_ms: int, stop: asyncio.Event) -> None:

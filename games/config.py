@@ -30,6 +30,7 @@ class GameConfig:
     min_score: int | None
     max_score: int | None
     max_submissions_per_minute: int
+    presence_timeout_secs: int
     active: bool
     version: str
 
@@ -59,6 +60,7 @@ class GameConfig:
             min_score=game.min_score,
             max_score=game.max_score,
             max_submissions_per_minute=game.max_submissions_per_minute,
+            presence_timeout_secs=game.presence_timeout_secs,
             active=game.active,
             version=version,
         )

@@ -18,6 +18,10 @@ from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from redis.exceptions import RedisError
 
+from accounts.selectors import linked_player_id
+from presence import selectors as presence_selectors
+from presence import services as presence_services
+
 from . import config, events, periods, selectors, services
 from .models import PLAYER_ID_RE
 
@@ -27,6 +31,8 @@ logger = logging.getLogger(__name__)
 MAX_FRAME_BYTES = 4096
 DEFAULT_LIMIT = 25
 MAX_FOLLOWED = 50
+# The presence snapshot a socket gets when it asks: the most recently seen players.
+PRESENCE_SNAPSHOT_PLAYERS = 50
 # Close codes: the game does not exist; the server asked everyone to reconnect.
 CLOSE_NO_SUCH_GAME = 4404
 CLOSE_RECONNECT = 1012
@@ -45,6 +51,9 @@ class GameConsumer(AsyncWebsocketConsumer):
         self.last_views: dict[str, tuple[str, int, list[Any]]] = {}  # period -> (id, total, rows) last sent
         self.followed: set[str] = set()
         self.refresher: asyncio.Task[None] | None = None
+        self.me: str | None = None
+        self.presence_version: int | None = None  # None: this socket did not ask for presence
+        self.heartbeat: asyncio.Task[None] | None = None
         game = await config.get_game(self.scope["url_route"]["kwargs"]["game"])
         await self.accept()
         if game is None:
@@ -53,6 +62,14 @@ class GameConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_NO_SUCH_GAME)
             return
         self.game = game
+        # A signed-in user linked to a player of this game is that player, online while
+        # a page is open; anyone else counts as watching.
+        self.me = await linked_player_id(user=self.scope.get("user"), game_id=game.id)
+        try:
+            await self._presence_beat()
+        except (RedisError, OSError):
+            logger.exception("live socket: Redis unavailable for presence")
+        self.heartbeat = asyncio.create_task(self._presence_heartbeat())
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels closes stale database connections before every handler, a hop to
@@ -68,6 +85,15 @@ class GameConsumer(AsyncWebsocketConsumer):
             return
         if self.refresher is not None:
             self.refresher.cancel()
+        if self.heartbeat is not None:
+            self.heartbeat.cancel()
+        with contextlib.suppress(RedisError, OSError):
+            if self.me is not None:
+                await presence_services.page_leave(game=self.game, player_id=self.me, socket_id=self.channel_name)
+            else:
+                await presence_services.watcher_leave(game=self.game, socket_id=self.channel_name)
+        if self.presence_version is not None:
+            await self.channel_layer.group_discard(events.presence_group(self.game.slug), self.channel_name)
         for period in list(getattr(self, "subscriptions", {})):
             await self.channel_layer.group_discard(events.board_group(self.game.slug, period), self.channel_name)
         for player_id in getattr(self, "followed", set()):
@@ -98,10 +124,15 @@ class GameConsumer(AsyncWebsocketConsumer):
             await self.error("malformed", "The message must be a JSON object.")
             return
         action = message.get("action")
-        handlers = {"subscribe": self.subscribe, "unsubscribe": self.unsubscribe, "follow": self.follow}
+        handlers = {
+            "subscribe": self.subscribe,
+            "unsubscribe": self.unsubscribe,
+            "follow": self.follow,
+            "presence": self.presence,
+        }
         handler = handlers.get(action) if isinstance(action, str) else None
         if handler is None:
-            await self.error("unknown_action", "action must be one of: subscribe, unsubscribe, follow.")
+            await self.error("unknown_action", "action must be one of: subscribe, unsubscribe, follow, presence.")
             return
         try:
             await handler(message)
@@ -131,7 +162,8 @@ class GameConsumer(AsyncWebsocketConsumer):
         board, version = await selectors.board_snapshot(game=self.game, period=current, limit=limit, next_version=False)
         self.versions[period] = version
         self.period_ids[period] = current.id
-        snapshot = events.standings(board, version)
+        online = await presence_selectors.online_among(game=self.game, player_ids=[e.player_id for e in board.entries])
+        snapshot = events.standings(board, version, online)
         self.last_views[period] = (snapshot["period_id"], snapshot["total"], snapshot["entries"])
         await self.send_json(snapshot)
         await self._send_followed_standings([period], self.followed)
@@ -163,6 +195,38 @@ class GameConsumer(AsyncWebsocketConsumer):
         if self.refresher is None:
             self.refresher = asyncio.create_task(self._refresh_follows())
         await self._send_followed_standings(list(self.subscriptions), set(new))
+
+    async def presence(self, message: dict[str, Any]) -> None:
+        """Ask for the game's presence: a snapshot now, then the broadcaster's changes."""
+        if self.presence_version is None:
+            await self.channel_layer.group_add(events.presence_group(self.game.slug), self.channel_name)
+            self.presence_version = 0
+        page = await presence_selectors.presence_page(game=self.game, limit=PRESENCE_SNAPSHOT_PLAYERS)
+        self.presence_version = max(self.presence_version, page.version)
+        await self.send_json(
+            events.presence(
+                version=page.version,
+                online=page.online,
+                watching=page.watching,
+                joined=page.players,
+                left=[],
+                snapshot=True,
+            )
+        )
+
+    async def _presence_beat(self) -> None:
+        if self.me is not None:
+            await presence_services.page_beat(game=self.game, player_id=self.me, socket_id=self.channel_name)
+        else:
+            await presence_services.watcher_beat(game=self.game, socket_id=self.channel_name)
+
+    async def _presence_heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(presence_services.page_heartbeat_secs(self.game))
+            try:
+                await self._presence_beat()
+            except (RedisError, OSError):
+                logger.warning("live socket: presence heartbeat failed; retrying at the next one")
 
     async def _refresh_follows(self) -> None:
         while True:
@@ -204,6 +268,10 @@ class GameConsumer(AsyncWebsocketConsumer):
             watched = {k: v for k, v in payload["periods"].items() if k in self.subscriptions}
             if watched and payload["player_id"] in self.followed:
                 await self.send_json({**payload, "periods": watched})
+        elif kind == "presence":
+            if self.presence_version is not None and payload["version"] > self.presence_version:
+                self.presence_version = payload["version"]
+                await self.send_json(payload)
         elif (
             kind == "reset"
             and payload["period"] in self.subscriptions

@@ -5,18 +5,22 @@ Server -> client messages (see docs/websocket.md):
 - ``standings``: a board's top rows with a per-board version that only increases;
 - ``player``: a followed player's new score and rank, per period;
 - ``reset``: a period rolled over; the board starts empty under a new id;
+- ``presence``: a game's online and watching counts and who joined or left;
 - ``error``: a message the server could not act on (the socket stays open).
 
-The broadcaster sends ``standings``, ``player`` and ``reset`` to channel-layer
-groups; each consumer trims and filters them for its own socket.
+The broadcaster sends ``standings``, ``player``, ``reset`` and ``presence`` to
+channel-layer groups; each consumer trims and filters them for its own socket.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from typing import Literal, TypedDict
 
 from channels.layers import get_channel_layer
+
+from presence.selectors import OnlinePlayer
 
 from . import periods
 from .selectors import Board, Standing
@@ -30,6 +34,7 @@ class EntryPayload(TypedDict):
     player_id: str
     display_name: str
     score: int
+    online: bool
 
 
 class StandingsPayload(TypedDict):
@@ -64,6 +69,24 @@ class ResetPayload(TypedDict):
     resets_at: str | None
 
 
+class PresencePlayerPayload(TypedDict):
+    player_id: str
+    display_name: str
+    last_seen: str
+
+
+class PresencePayload(TypedDict):
+    type: Literal["presence"]
+    version: int
+    online: int
+    watching: int
+    # True on the message a socket gets when it asks for presence: ``joined`` then
+    # holds the first page of online players (most recent first), not changes.
+    snapshot: bool
+    joined: list[PresencePlayerPayload]
+    left: list[str]
+
+
 class ErrorPayload(TypedDict):
     type: Literal["error"]
     code: str
@@ -78,6 +101,11 @@ def board_group(slug: str, period: str) -> str:
     return f"lb.{slug}.{period}"
 
 
+def presence_group(slug: str) -> str:
+    """Sockets that asked for a game's presence."""
+    return f"pr.{slug}"
+
+
 def player_group(slug: str, player_id: str) -> str:
     # Group names allow only [A-Za-z0-9._-]; player ids may also hold ':'.
     return f"lbp.{slug}.{hashlib.sha1(player_id.encode()).hexdigest()[:20]}"
@@ -90,7 +118,8 @@ def _iso(moment: object) -> str | None:
     return None if moment is None else moment.isoformat()  # type: ignore[attr-defined]
 
 
-def standings(board: Board, version: int) -> StandingsPayload:
+def standings(board: Board, version: int, online: Collection[str] = ()) -> StandingsPayload:
+    """``online``: which of the board's players are online (a dot beside their row)."""
     return {
         "type": "standings",
         "period": board.period.kind,
@@ -99,7 +128,13 @@ def standings(board: Board, version: int) -> StandingsPayload:
         "version": version,
         "total": board.total,
         "entries": [
-            {"rank": e.rank, "player_id": e.player_id, "display_name": e.display_name, "score": e.score}
+            {
+                "rank": e.rank,
+                "player_id": e.player_id,
+                "display_name": e.display_name,
+                "score": e.score,
+                "online": e.player_id in online,
+            }
             for e in board.entries
         ],
     }
@@ -128,6 +163,29 @@ def reset(period: periods.Period) -> ResetPayload:
     return {"type": "reset", "period": period.kind, "period_id": period.id, "resets_at": _iso(period.ends_at)}
 
 
+def presence(
+    *,
+    version: int,
+    online: int,
+    watching: int,
+    joined: list[OnlinePlayer],
+    left: list[str],
+    snapshot: bool = False,
+) -> PresencePayload:
+    return {
+        "type": "presence",
+        "version": version,
+        "online": online,
+        "watching": watching,
+        "snapshot": snapshot,
+        "joined": [
+            {"player_id": p.player_id, "display_name": p.display_name, "last_seen": p.last_seen.isoformat()}
+            for p in joined
+        ],
+        "left": left,
+    }
+
+
 def error(code: str, message: str) -> ErrorPayload:
     return {"type": "error", "code": code, "message": message}
 
@@ -135,13 +193,13 @@ def error(code: str, message: str) -> ErrorPayload:
 # --------------------------------------------------------------------------- sending
 
 
-async def _group_send(group: str, payload: StandingsPayload | PlayerPayload | ResetPayload) -> None:
+async def _group_send(group: str, payload: StandingsPayload | PlayerPayload | ResetPayload | PresencePayload) -> None:
     # The consumer method named by "type" receives it: live.event.
     await get_channel_layer().group_send(group, {"type": "live.event", "payload": payload})
 
 
-async def send_standings(slug: str, board: Board, version: int) -> None:
-    await _group_send(board_group(slug, board.period.kind), standings(board, version))
+async def send_standings(slug: str, board: Board, version: int, online: Collection[str] = ()) -> None:
+    await _group_send(board_group(slug, board.period.kind), standings(board, version, online))
 
 
 async def send_player(slug: str, payload: PlayerPayload) -> None:
@@ -150,6 +208,10 @@ async def send_player(slug: str, payload: PlayerPayload) -> None:
 
 async def send_reset(slug: str, period: periods.Period) -> None:
     await _group_send(board_group(slug, period.kind), reset(period))
+
+
+async def send_presence(slug: str, payload: PresencePayload) -> None:
+    await _group_send(presence_group(slug), payload)
 
 
 async def disconnect_watchers(slug: str, period: str) -> None:

@@ -98,3 +98,76 @@ def followed(slug: str) -> str:
 def live_periods(slug: str) -> str:
     """HASH period -> the period id the broadcaster last saw, to announce each rollover once."""
     return f"lb:{_tag(slug)}:live-periods"
+
+
+# --------------------------------------------------------------------------- presence
+
+
+def presence_online(slug: str) -> str:
+    """ZSET player_id -> last seen (ms). Online means last seen within the game's timeout."""
+    return f"presence:{_tag(slug)}:online"
+
+
+def presence_watching(slug: str) -> str:
+    """ZSET of open pages of viewers not listed as players (socket id -> last seen, ms)."""
+    return f"presence:{_tag(slug)}:watching"
+
+
+def presence_tabs(slug: str, player_id: str) -> str:
+    """HASH of a linked player's open pages (socket id -> expiry ms), plus the last
+    page-written and other-source last-seen times ('~page', '~other'); expires when idle."""
+    return f"presence:{_tag(slug)}:tabs:{player_id}"
+
+
+def presence_last_seen(slug: str) -> str:
+    """HASH player_id -> last seen (ms) of players no longer in the online ZSET."""
+    return f"presence:{_tag(slug)}:last-seen"
+
+
+def presence_joined(slug: str) -> str:
+    """ZSET of joins not yet announced (player_id -> when, ms); the broadcaster pops it."""
+    return f"presence:{_tag(slug)}:joined"
+
+
+def presence_left(slug: str) -> str:
+    """ZSET of leaves not yet announced (player_id -> when, ms); the broadcaster pops it."""
+    return f"presence:{_tag(slug)}:left"
+
+
+def presence_version(slug: str) -> str:
+    """Counter of the presence messages sent for a game, so sockets drop older ones."""
+    return f"presence:{_tag(slug)}:version"
+
+
+# --------------------------------------------------------------------------- account links
+
+
+def link_code(slug: str, code: str) -> str:
+    """STRING player_id of one unused link code; expires with the code."""
+    return f"link:{_tag(slug)}:code:{code}"
+
+
+def link_codes_issued(slug: str, player_id: str) -> str:
+    """ZSET of a player's link codes scored by when each expires (ms): count the live ones."""
+    return f"link:{_tag(slug)}:issued:{player_id}"
+
+
+def link_failures_user(slug: str, user_id: int) -> str:
+    """ZSET sliding window of one site user's wrong link codes in a game."""
+    return f"link:{_tag(slug)}:fail-user:{user_id}"
+
+
+def link_failures_ip(slug: str, ip: str) -> str:
+    """ZSET sliding window of one client address's wrong link codes in a game."""
+    return f"link:{_tag(slug)}:fail-ip:{ip}"
+
+
+def login_failures_user(username: str) -> str:
+    """ZSET sliding window of failed log-ins for one username (hashed: names are free text)."""
+    digest = hashlib.sha256(username.lower().encode()).hexdigest()[:32]
+    return f"login:{{accounts}}:fail-user:{digest}"
+
+
+def login_failures_ip(ip: str) -> str:
+    """ZSET sliding window of failed log-ins from one client address."""
+    return f"login:{{accounts}}:fail-ip:{ip}"

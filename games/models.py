@@ -16,6 +16,13 @@ MAX_SAFE_SCORE = 2**53 - 1
 PLAYER_ID_RE = r"^[A-Za-z0-9_.:-]{1,64}$"
 SLUG_RE = r"^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$"
 
+# Presence: a player is online while last seen within the game's timeout. Open pages
+# heartbeat every 20 s at most (presence.services), so the floor keeps one missed beat
+# from flapping a player offline; the ceiling keeps "online" meaning "now-ish".
+DEFAULT_PRESENCE_TIMEOUT_SECS = 60
+MIN_PRESENCE_TIMEOUT_SECS = 30
+MAX_PRESENCE_TIMEOUT_SECS = 3600
+
 
 def _validate_periods(value: list[str]) -> None:
     if not isinstance(value, list) or not value:
@@ -72,6 +79,11 @@ class Game(models.Model):
     max_submissions_per_minute = models.PositiveIntegerField(
         default=60,
         help_text="Per player, over a sliding minute; 0 means no limit.",
+    )
+    presence_timeout_secs = models.PositiveIntegerField(
+        default=DEFAULT_PRESENCE_TIMEOUT_SECS,
+        validators=[MinValueValidator(MIN_PRESENCE_TIMEOUT_SECS), MaxValueValidator(MAX_PRESENCE_TIMEOUT_SECS)],
+        help_text="A player counts as online this many seconds after they were last seen.",
     )
     active = models.BooleanField(default=True, help_text="Inactive games refuse submissions and leave listings.")
     created_at = models.DateTimeField(auto_now_add=True)

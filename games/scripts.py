@@ -54,6 +54,10 @@ SET_PLAYER_HIDDEN = _load("set_player_hidden")
 PENDING_PLAYERS_READ = _load("pending_players_read")
 PENDING_PLAYERS_ACK = _load("pending_players_ack")
 PERIOD_STARTED = _load("period_started")
+PRESENCE_UPDATE = _load("presence_update")
+PRESENCE_PRUNE = _load("presence_prune")
+PRESENCE_ANNOUNCE = _load("presence_announce")
+PRESENCE_READ = _load("presence_read")
 
 ALL: tuple[Script, ...] = (
     SUBMIT_SCORE,
@@ -64,6 +68,10 @@ ALL: tuple[Script, ...] = (
     PENDING_PLAYERS_READ,
     PENDING_PLAYERS_ACK,
     PERIOD_STARTED,
+    PRESENCE_UPDATE,
+    PRESENCE_PRUNE,
+    PRESENCE_ANNOUNCE,
+    PRESENCE_READ,
 )
 
 

@@ -21,11 +21,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard_site.redis import get_redis, run_sync
+from presence.services import PRESENCE_ANNOUNCE_TTL_MS
 
 from . import config, keys, periods, scripts
 from .config import ApiKeyConfig, GameConfig
 from .errors import ServiceError
-from .models import MAX_SAFE_SCORE, PLAYER_ID_RE, ApiKey, Game, Player, hash_secret
+from .models import DEFAULT_PRESENCE_TIMEOUT_SECS, MAX_SAFE_SCORE, PLAYER_ID_RE, ApiKey, Game, Player, hash_secret
 
 # The anti-spam window is a sliding minute, as the game setting says "per minute".
 PLAYER_SPAM_WINDOW_MS = 60_000
@@ -165,6 +166,7 @@ def game_create(
     min_score: int | None = None,
     max_score: int | None = None,
     max_submissions_per_minute: int = 60,
+    presence_timeout_secs: int = DEFAULT_PRESENCE_TIMEOUT_SECS,
 ) -> Game:
     game = Game(
         slug=slug,
@@ -177,6 +179,7 @@ def game_create(
         min_score=min_score,
         max_score=max_score,
         max_submissions_per_minute=max_submissions_per_minute,
+        presence_timeout_secs=presence_timeout_secs,
     )
     game.full_clean()
     game.save()
@@ -259,6 +262,10 @@ def _chunk_call(
         keys.pending_players(slug),
         keys.boards_index(slug),
         keys.dirty(slug),
+        keys.presence_online(slug),
+        keys.presence_last_seen(slug),
+        keys.presence_joined(slug),
+        keys.presence_left(slug),
         *(keys.board(slug, p.kind, p.id) for p in current),
     ]
     args: list[str | int] = [
@@ -270,6 +277,8 @@ def _chunk_call(
         settings.IDEMPOTENCY_TTL_SECS * 1000,
         MAX_SAFE_SCORE,
         len(current),
+        game.presence_timeout_secs * 1000,
+        PRESENCE_ANNOUNCE_TTL_MS,
     ]
     retention_ms = settings.PERIOD_RETENTION_SECS * 1000
     for p in current:

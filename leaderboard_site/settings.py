@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "ninja",
     "games",
     "presence",
+    "accounts",
 ]
 
 MIDDLEWARE = [
@@ -150,6 +151,12 @@ CHANNEL_LAYERS = {
 }
 # The broadcaster sends at most one standings message per board per tick.
 BROADCAST_TICK_MS = env_int("BROADCAST_TICK_MS", 200, minimum=10)
+
+# --- Presence ----------------------------------------------------------------
+# The beat task removes expired presence members (and announces those leaves) this
+# often. Reads apply the timeout window themselves, so this only bounds memory and
+# how late a silent player's leave is announced.
+PRESENCE_PRUNE_INTERVAL_SECS = env_int("PRESENCE_PRUNE_INTERVAL_SECS", 10, minimum=1)
 
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)

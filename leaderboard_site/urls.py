@@ -4,8 +4,7 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
 
-from games.api import api
-
+from .api import api
 from .views import healthz
 
 

@@ -12,7 +12,10 @@
 -- KEYS[4] pending-players ZSET (rows the database must create or refresh)
 -- KEYS[5] boards index ZSET (board key -> expiry ms, '+inf' for never)
 -- KEYS[6] dirty ZSET (board key -> first change ms), read by the live broadcaster
--- KEYS[7 .. 6+P] one board ZSET per period, in the order of the period triples below
+-- KEYS[7] presence online ZSET, KEYS[8] presence last-seen HASH, KEYS[9] presence
+--   joined ZSET, KEYS[10] presence left ZSET: an accepted score is a heartbeat
+--   (the join rule is presence_update.lua's)
+-- KEYS[11 .. 10+P] one board ZSET per period, in the order of the period triples below
 -- then per item, two each: its player's anti-spam ZSET, its idempotency STRING
 --   (a placeholder key when the item has no fingerprint)
 -- ARGV[1] mode: 'increment' | 'best' | 'latest'
@@ -23,7 +26,8 @@
 -- ARGV[6] idempotency record lifetime, ms
 -- ARGV[7] largest allowed |score| (2^53-1: exact as a double)
 -- ARGV[8] P, the number of periods
--- ARGV[9 .. 8+3P] per board: period name, period id, expiry ms ('' for never)
+-- ARGV[9] presence timeout, ms; ARGV[10] lifetime of unannounced presence changes, ms
+-- ARGV[11 .. 10+3P] per board: period name, period id, expiry ms ('' for never)
 -- then per item, six each: player_id; sort-key delta (increment) or value (best,
 --   latest); display name ('' keeps the stored one; a new player gets their id);
 --   a member unique to the item for the anti-spam window; the recent-list entry
@@ -39,8 +43,20 @@ local limit = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
 local max_abs = tonumber(ARGV[7])
 local periods = tonumber(ARGV[8])
-local first_item_key = 7 + periods
-local first_item_arg = 9 + 3 * periods
+local first_item_key = 11 + periods
+local first_item_arg = 11 + 3 * periods
+local presence_cutoff = now - tonumber(ARGV[9])
+
+local function heartbeat(player)
+  local before = redis.call('ZSCORE', KEYS[7], player)
+  redis.call('ZADD', KEYS[7], 'GT', now, player)
+  if before and tonumber(before) >= presence_cutoff then return end
+  redis.call('HDEL', KEYS[8], player)
+  if redis.call('ZREM', KEYS[10], player) == 0 then
+    redis.call('ZADD', KEYS[9], now, player)
+    redis.call('PEXPIRE', KEYS[9], ARGV[10])
+  end
+end
 
 local function apply(spam, idem, player, value, display, member, entry, fingerprint)
   if fingerprint ~= '' then
@@ -72,9 +88,9 @@ local function apply(spam, idem, player, value, display, member, entry, fingerpr
     -- Check every board before touching any: never a partial update.
     local delta = tonumber(value)
     for i = 1, periods do
-      local current = tonumber(redis.call('ZSCORE', KEYS[6 + i], player) or '0')
+      local current = tonumber(redis.call('ZSCORE', KEYS[10 + i], player) or '0')
       if math.abs(current + delta) > max_abs then
-        return {'err', 'overflow', ARGV[9 + (i - 1) * 3]}
+        return {'err', 'overflow', ARGV[11 + (i - 1) * 3]}
       end
     end
   end
@@ -95,7 +111,7 @@ local function apply(spam, idem, player, value, display, member, entry, fingerpr
 
   local result = {'ok', 0, name}
   for i = 1, periods do
-    local board = KEYS[6 + i]
+    local board = KEYS[10 + i]
     if mode == 'increment' then
       redis.call('ZINCRBY', board, value, player)
     elseif mode == 'best' then
@@ -104,8 +120,8 @@ local function apply(spam, idem, player, value, display, member, entry, fingerpr
       redis.call('ZADD', board, value, player)
     end
     local key = redis.call('ZSCORE', board, player)
-    table.insert(result, ARGV[9 + (i - 1) * 3])
-    table.insert(result, ARGV[10 + (i - 1) * 3])
+    table.insert(result, ARGV[11 + (i - 1) * 3])
+    table.insert(result, ARGV[12 + (i - 1) * 3])
     table.insert(result, key)
     table.insert(result, redis.call('ZCOUNT', board, '-inf', '(' .. key) + 1)
   end
@@ -123,7 +139,10 @@ for item = 0, n - 1 do
   local k = first_item_key + item * 2
   local a = first_item_arg + item * 6
   local reply = apply(KEYS[k], KEYS[k + 1], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5])
-  if reply[1] == 'ok' and reply[2] == 0 then changed = true end
+  if reply[1] == 'ok' and reply[2] == 0 then
+    changed = true
+    heartbeat(ARGV[a])
+  end
   table.insert(replies, reply)
 end
 
@@ -132,8 +151,8 @@ if changed then
   redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
   redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
   for i = 1, periods do
-    local board = KEYS[6 + i]
-    local expiry = ARGV[11 + (i - 1) * 3]
+    local board = KEYS[10 + i]
+    local expiry = ARGV[13 + (i - 1) * 3]
     if expiry ~= '' then
       -- After the reads above: an expiry already past removes the key at once.
       redis.call('PEXPIREAT', board, expiry)

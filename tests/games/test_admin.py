@@ -56,6 +56,7 @@ def game_form(game: Game, *new_keys: dict[str, str], **changes: object) -> dict[
         "min_score": "" if game.min_score is None else game.min_score,
         "max_score": "" if game.max_score is None else game.max_score,
         "max_submissions_per_minute": game.max_submissions_per_minute,
+        "presence_timeout_secs": game.presence_timeout_secs,
         "active": "on" if game.active else "",
         "api_keys-TOTAL_FORMS": len(existing) + len(new_keys),
         "api_keys-INITIAL_FORMS": len(existing),

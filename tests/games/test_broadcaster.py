@@ -16,6 +16,7 @@ from django.utils import timezone
 from games import broadcaster, keys, periods, selectors, services
 from games.config import GameConfig
 from leaderboard_site.redis import get_redis
+from presence import selectors as presence_selectors
 from tests.games.live_helpers import QUIET_SECS, drain, make_config
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -47,8 +48,10 @@ async def follow(ws: WebsocketCommunicator, player_ids: list[str]) -> list[dict[
 
 
 async def board_rows(game: GameConfig, period: str, limit: int = 100) -> tuple[int, list[dict[str, Any]]]:
+    """The board's rows as live messages carry them: with whether each player is online."""
     board = await selectors.leaderboard_page(game=game, period=period, limit=limit)
-    return board.total, [dataclasses.asdict(e) for e in board.entries]
+    online = await presence_selectors.online_among(game=game, player_ids=[e.player_id for e in board.entries])
+    return board.total, [{**dataclasses.asdict(e), "online": e.player_id in online} for e in board.entries]
 
 
 def standings_of(messages: list[dict[str, Any]], period: str) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from channels.testing.websocket import WebsocketCommunicator
 from games import broadcaster, consumers, events, selectors, services
 from games.config import GameConfig
 from leaderboard_site.asgi import application
+from presence import selectors as presence_selectors
 from tests.games.live_helpers import QUIET_SECS, drain, make_config
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -38,8 +39,10 @@ async def submit(game: GameConfig, *scores: tuple[str, int]) -> None:
 
 
 async def board_rows(game: GameConfig, period: str, limit: int) -> tuple[int, list[dict[str, Any]]]:
+    """The board's rows as live messages carry them: with whether each player is online."""
     board = await selectors.leaderboard_page(game=game, period=period, limit=limit)
-    return board.total, [dataclasses.asdict(e) for e in board.entries]
+    online = await presence_selectors.online_among(game=game, player_ids=[e.player_id for e in board.entries])
+    return board.total, [{**dataclasses.asdict(e), "online": e.player_id in online} for e in board.entries]
 
 
 async def handled(ws: WebsocketCommunicator) -> None:

@@ -10,10 +10,15 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import IntegrityError
 
 from games import periods, services
-from games.models import Game
+from games.models import DEFAULT_PRESENCE_TIMEOUT_SECS, Game
 
 # Model field names that the command line spells differently.
-_OPTION_NAMES = {"slug": "SLUG", "max_submissions_per_minute": "--max-per-minute", "game": "GAME"}
+_OPTION_NAMES = {
+    "slug": "SLUG",
+    "max_submissions_per_minute": "--max-per-minute",
+    "presence_timeout_secs": "--presence-timeout",
+    "game": "GAME",
+}
 
 
 def validation_problems(error: ValidationError) -> str:
@@ -50,6 +55,13 @@ class Command(BaseCommand):
             default=60,
             help="submissions per player per minute; 0 for no limit (default: 60)",
         )
+        parser.add_argument(
+            "--presence-timeout",
+            type=int,
+            default=DEFAULT_PRESENCE_TIMEOUT_SECS,
+            metavar="SECS",
+            help=f"a player is online this long after last seen (default: {DEFAULT_PRESENCE_TIMEOUT_SECS})",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         slug = options["slug"]
@@ -70,6 +82,7 @@ class Command(BaseCommand):
                 min_score=options["min_score"],
                 max_score=options["max_score"],
                 max_submissions_per_minute=options["max_per_minute"],
+                presence_timeout_secs=options["presence_timeout"],
             )
         except ValidationError as error:
             raise CommandError(validation_problems(error)) from None

@@ -1,0 +1,29 @@
+-- The broadcaster's claim of a game's unannounced presence changes, with the
+-- counts to send beside them. ZPOPMIN hands each change to exactly one caller.
+--
+-- KEYS[1] joined ZSET, KEYS[2] left ZSET, KEYS[3] online ZSET, KEYS[4] watching ZSET,
+-- KEYS[5] version counter, KEYS[6] names HASH
+-- ARGV[1] now, epoch ms; ARGV[2] timeout, ms; ARGV[3] most joins and most leaves per call
+-- Returns {version, online count, watching count, {player_id, display name, joined ms, ...},
+--   {player_id, ...}}; the version only increases.
+
+local cutoff = tonumber(ARGV[1]) - tonumber(ARGV[2])
+local max = tonumber(ARGV[3])
+local popped_joins = redis.call('ZPOPMIN', KEYS[1], max)
+local popped_leaves = redis.call('ZPOPMIN', KEYS[2], max)
+local joins, leaves = {}, {}
+for i = 1, #popped_joins, 2 do
+  local player = popped_joins[i]
+  table.insert(joins, player)
+  table.insert(joins, redis.call('HGET', KEYS[6], player) or player)
+  table.insert(joins, popped_joins[i + 1])
+end
+for i = 1, #popped_leaves, 2 do table.insert(leaves, popped_leaves[i]) end
+local version = redis.call('INCR', KEYS[5])
+return {
+  version,
+  redis.call('ZCOUNT', KEYS[3], cutoff, '+inf'),
+  redis.call('ZCOUNT', KEYS[4], cutoff, '+inf'),
+  joins,
+  leaves,
+}

@@ -1,0 +1,33 @@
+-- Remove a game's expired presence members (memory only: reads apply the window
+-- themselves) and queue a leave for each removed player. Atomic: two prunes
+-- running at once never remove, so never announce, the same player twice.
+--
+-- KEYS[1] online ZSET (player_id -> last seen ms), KEYS[2] last-seen HASH,
+-- KEYS[3] joined ZSET, KEYS[4] left ZSET, KEYS[5] watching ZSET
+-- ARGV[1] now, epoch ms; ARGV[2] timeout, ms; ARGV[3] lifetime of unannounced changes, ms;
+-- ARGV[4] most players removed per call (bounds how long one call holds Redis)
+-- Returns the removed player ids, oldest first; as many as ARGV[4] means call again.
+
+local online, last_seen, joined, left, watching = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local now = tonumber(ARGV[1])
+local cutoff = now - tonumber(ARGV[2])
+
+redis.call('ZREMRANGEBYSCORE', watching, '-inf', '(' .. cutoff)
+
+local expired = redis.call('ZRANGEBYSCORE', online, '-inf', '(' .. cutoff, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[4]))
+if #expired == 0 then return {} end
+-- The expired members are exactly the lowest ranks, in the order read above.
+redis.call('ZREMRANGEBYRANK', online, 0, #expired / 2 - 1)
+local removed = {}
+local announced = false
+for i = 1, #expired, 2 do
+  local player = expired[i]
+  redis.call('HSET', last_seen, player, expired[i + 1])
+  if redis.call('ZREM', joined, player) == 0 then
+    redis.call('ZADD', left, now, player)
+    announced = true
+  end
+  table.insert(removed, player)
+end
+if announced then redis.call('PEXPIRE', left, ARGV[3]) end
+return removed

@@ -1,0 +1,12 @@
+"""The one JSON API at /api/v1/: each app's routers, mounted on the shared NinjaAPI."""
+
+from __future__ import annotations
+
+from games.api import api, reads, writes
+from presence.api import router as presence
+
+api.add_router("", writes)
+api.add_router("", reads)
+api.add_router("", presence)
+
+__all__ = ["api"]

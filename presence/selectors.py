@@ -1,0 +1,88 @@
+"""Presence reads. Each applies the game's timeout window itself, so answers are
+right whether or not the prune task has run yet (pruning is for memory only)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.utils import timezone
+
+from games import keys, scripts
+from games.config import GameConfig
+from leaderboard_site.redis import get_redis
+
+
+@dataclass(frozen=True)
+class OnlinePlayer:
+    player_id: str
+    display_name: str
+    last_seen: dt.datetime
+
+
+@dataclass(frozen=True)
+class PresencePage:
+    version: int  # of the live presence messages, when this was read
+    online: int
+    watching: int
+    offset: int
+    players: list[OnlinePlayer]
+
+
+@dataclass(frozen=True)
+class PlayerPresence:
+    online: bool
+    last_seen: dt.datetime | None
+
+
+def _ms(now: dt.datetime | None) -> int:
+    return int((now or timezone.now()).timestamp() * 1000)
+
+
+def _time(ms: str | float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(int(float(ms)) / 1000, tz=dt.UTC)
+
+
+def _cutoff_ms(game: GameConfig, now: dt.datetime | None) -> int:
+    return _ms(now) - game.presence_timeout_secs * 1000
+
+
+async def presence_page(
+    *, game: GameConfig, offset: int = 0, limit: int = 50, now: dt.datetime | None = None
+) -> PresencePage:
+    """Online players, most recently seen first, with the online and watching counts."""
+    reply = await scripts.PRESENCE_READ(
+        get_redis(),
+        [
+            keys.presence_online(game.slug),
+            keys.presence_watching(game.slug),
+            keys.names(game.slug),
+            keys.presence_version(game.slug),
+        ],
+        [_ms(now), game.presence_timeout_secs * 1000, offset, limit],
+    )
+    players = [OnlinePlayer(reply[i], reply[i + 1], _time(reply[i + 2])) for i in range(3, len(reply), 3)]
+    return PresencePage(
+        version=int(reply[0]), online=int(reply[1]), watching=int(reply[2]), offset=offset, players=players
+    )
+
+
+async def player_presence(*, game: GameConfig, player_id: str, now: dt.datetime | None = None) -> PlayerPresence:
+    """Whether a player is online, and when they were last seen (None: never, as far as Redis knows)."""
+    async with get_redis().pipeline(transaction=True) as pipe:
+        pipe.zscore(keys.presence_online(game.slug), player_id)
+        pipe.hget(keys.presence_last_seen(game.slug), player_id)
+        score, stored = await pipe.execute()
+    if score is not None:
+        return PlayerPresence(online=score >= _cutoff_ms(game, now), last_seen=_time(score))
+    return PlayerPresence(online=False, last_seen=_time(stored) if stored else None)
+
+
+async def online_among(*, game: GameConfig, player_ids: Sequence[str], now: dt.datetime | None = None) -> set[str]:
+    """Which of these players are online (for the dots beside leaderboard rows)."""
+    if not player_ids:
+        return set()
+    scores = await get_redis().zmscore(keys.presence_online(game.slug), list(player_ids))
+    cutoff = _cutoff_ms(game, now)
+    return {p for p, s in zip(player_ids, scores, strict=True) if s is not None and s >= cutoff}

@@ -1,0 +1,198 @@
+"""Presence writes: heartbeats, leaves, pruning, and the broadcaster's claim of changes.
+
+A player is online while last seen within the game's ``presence_timeout_secs``
+(games.models). Three sources feed one ZSET per game (games/lua/presence_update.lua):
+game servers through the API, accepted scores (in the submit script), and the
+open pages of signed-in users linked to a player. Anonymous pages only count as
+"watching". Joins and leaves are queued in Redis and announced by the live
+broadcaster once per tick (games/broadcaster.py).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.utils import timezone
+
+from games import keys, scripts
+from games.config import GameConfig
+from games.errors import ServiceError
+from games.models import PLAYER_ID_RE, Game
+from leaderboard_site.redis import get_redis, run_sync
+
+from .selectors import OnlinePlayer
+
+# A game server may report at most this many players per request, as for score batches.
+PRESENCE_BATCH_MAX = 1000
+# An open page heartbeats this often at most (a third of the timeout when that is
+# shorter), so one late beat never makes a reader see its player offline.
+PAGE_HEARTBEAT_MAX_SECS = 20.0
+# Joins and leaves not announced within this long are dropped: the counts stay right,
+# and a broadcaster that was down does not replay stale changes when it comes back.
+PRESENCE_ANNOUNCE_TTL_MS = 60_000
+# One prune call removes at most this many players, so it holds Redis for a few ms
+# at most; the task calls again until a game has no more expired members.
+PRUNE_BATCH_MAX = 5000
+# The broadcaster announces at most this many joins and this many leaves per game per
+# tick; the rest go out on the next ticks.
+ANNOUNCE_MAX_PER_TICK = 200
+
+_PLAYER_ID = re.compile(PLAYER_ID_RE)
+
+
+def _ms(now: dt.datetime | None) -> int:
+    return int((now or timezone.now()).timestamp() * 1000)
+
+
+def _timeout_ms(game: GameConfig) -> int:
+    return game.presence_timeout_secs * 1000
+
+
+def page_heartbeat_secs(game: GameConfig) -> float:
+    return min(PAGE_HEARTBEAT_MAX_SECS, game.presence_timeout_secs / 3)
+
+
+def _core_keys(slug: str) -> list[str]:
+    return [
+        keys.presence_online(slug),
+        keys.presence_last_seen(slug),
+        keys.presence_joined(slug),
+        keys.presence_left(slug),
+    ]
+
+
+# --------------------------------------------------------------------------- game servers
+
+
+@dataclass(frozen=True)
+class Reported:
+    online: int
+    offline: int
+    joined: int
+    left: int
+
+
+def _check_ids(ids: Sequence[object], field: str) -> list[str]:
+    checked: list[str] = []
+    for i, player_id in enumerate(ids):
+        if not isinstance(player_id, str) or not _PLAYER_ID.match(player_id):
+            raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field=f"{field}[{i}]")
+        checked.append(player_id)
+    return list(dict.fromkeys(checked))
+
+
+async def presence_report(
+    *, game: GameConfig, online: Sequence[str], offline: Sequence[str], now: dt.datetime | None = None
+) -> Reported:
+    """A game server's heartbeat for the players in ``online``; ``offline`` leave at once."""
+    if len(online) + len(offline) > PRESENCE_BATCH_MAX:
+        raise ServiceError(422, "invalid", f"At most {PRESENCE_BATCH_MAX} player ids in all.", field="online")
+    online_ids, offline_ids = _check_ids(online, "online"), _check_ids(offline, "offline")
+    both = set(online_ids) & set(offline_ids)
+    if both:
+        raise ServiceError(
+            422, "invalid", f"{sorted(both)[0]!r} is in both online and offline; send it in one.", field="offline"
+        )
+    if not online_ids and not offline_ids:
+        return Reported(0, 0, 0, 0)
+    joined, left = await scripts.PRESENCE_UPDATE(
+        get_redis(),
+        _core_keys(game.slug),
+        ["server", _ms(now), _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, len(online_ids), *online_ids, *offline_ids],
+    )
+    return Reported(len(online_ids), len(offline_ids), int(joined), int(left))
+
+
+# --------------------------------------------------------------------------- open pages
+
+
+async def page_beat(*, game: GameConfig, player_id: str, socket_id: str, now: dt.datetime | None = None) -> bool:
+    """An open page of the user linked to ``player_id``; True if the player just came online."""
+    joined = await scripts.PRESENCE_UPDATE(
+        get_redis(),
+        [*_core_keys(game.slug), keys.presence_tabs(game.slug, player_id)],
+        ["page_beat", _ms(now), _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, player_id, socket_id],
+    )
+    return bool(joined)
+
+
+async def page_leave(*, game: GameConfig, player_id: str, socket_id: str, now: dt.datetime | None = None) -> str:
+    """A linked user's page closed: 'left', 'stay' (another page or source keeps them) or 'gone'."""
+    return await scripts.PRESENCE_UPDATE(
+        get_redis(),
+        [*_core_keys(game.slug), keys.presence_tabs(game.slug, player_id)],
+        ["page_leave", _ms(now), _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, player_id, socket_id],
+    )
+
+
+async def watcher_beat(*, game: GameConfig, socket_id: str, now: dt.datetime | None = None) -> None:
+    """An open page of a viewer who is not a listed player (counted as watching)."""
+    await get_redis().zadd(keys.presence_watching(game.slug), {socket_id: _ms(now)})
+
+
+async def watcher_leave(*, game: GameConfig, socket_id: str) -> None:
+    await get_redis().zrem(keys.presence_watching(game.slug), socket_id)
+
+
+# --------------------------------------------------------------------------- pruning
+
+
+async def presence_prune(*, game: GameConfig, now: dt.datetime | None = None) -> list[str]:
+    """Remove a game's expired members; returns the players removed (their leaves are queued)."""
+    removed: list[str] = []
+    now_ms = _ms(now)
+    while True:
+        batch = await scripts.PRESENCE_PRUNE(
+            get_redis(),
+            [*_core_keys(game.slug), keys.presence_watching(game.slug)],
+            [now_ms, _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, PRUNE_BATCH_MAX],
+        )
+        removed += batch
+        if len(batch) < PRUNE_BATCH_MAX:
+            return removed
+
+
+def presence_prune_all(*, now: dt.datetime | None = None) -> int:
+    """Prune every game, active or not (the beat task); returns how many players left."""
+    total = 0
+    for game in Game.objects.all():
+        config = GameConfig.from_model(game, "0")
+        total += len(run_sync(lambda c=config: presence_prune(game=c, now=now)))
+    return total
+
+
+# --------------------------------------------------------------------------- announcements
+
+
+@dataclass(frozen=True)
+class Announcement:
+    version: int
+    online: int
+    watching: int
+    joined: list[OnlinePlayer]
+    left: list[str]
+
+
+async def presence_claim_changes(*, game: GameConfig, now: dt.datetime | None = None) -> Announcement:
+    """The broadcaster's claim of a game's unannounced joins and leaves (each to one caller)."""
+    slug = game.slug
+    version, online, watching, joins, leaves = await scripts.PRESENCE_ANNOUNCE(
+        get_redis(),
+        [
+            keys.presence_joined(slug),
+            keys.presence_left(slug),
+            keys.presence_online(slug),
+            keys.presence_watching(slug),
+            keys.presence_version(slug),
+            keys.names(slug),
+        ],
+        [_ms(now), _timeout_ms(game), ANNOUNCE_MAX_PER_TICK],
+    )
+    joined = [
+        OnlinePlayer(joins[i], joins[i + 1], dt.datetime.fromtimestamp(int(float(joins[i + 2])) / 1000, tz=dt.UTC))
+        for i in range(0, len(joins), 3)
+    ]
+    return Announcement(int(version), int(online), int(watching), joined, list(leaves))
