@@ -6,20 +6,22 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.forms import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from redis.exceptions import RedisError
 
+from accounts.models import PlayerLink
 from leaderboard_site.redis import run_sync
+from presence import selectors as presence_selectors
 
 from . import periods, selectors, services
 from .config import GameConfig
 from .models import ApiKey, Game, Player
 
-# How many entries of each current board the game change page peeks at.
+# How many entries of each current board, and how many online players, the game change page peeks at.
 PEEK_TOP_N = 20
 # Redis being down must show as a message in admin, never as a 500.
 REDIS_ERRORS: tuple[type[BaseException], ...] = (RedisError, OSError)
@@ -113,10 +115,10 @@ class GameAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Game | None = None) -> tuple[str, ...]:
         if obj is None:
-            return ("live_top",)
+            return ("live_top", "online_now")
         # Every Redis key of a game is named after its slug, and boards store sort keys
         # signed by the order: changing either would orphan or invert the live boards.
-        return ("slug", "order", "live_top")
+        return ("slug", "order", "online_now", "live_top")
 
     @admin.display(description="periods")
     def periods_kept(self, obj: Game) -> str:
@@ -132,6 +134,36 @@ class GameAdmin(admin.ModelAdmin):
         except REDIS_ERRORS:
             return "Redis unavailable"
         return format_html_join("", "{}", ((_board_table(b),) for b in boards))
+
+    @admin.display(description="online now")
+    def online_now(self, obj: Game | None) -> SafeString | str:
+        if obj is None or obj.pk is None:
+            return "—"
+        game = GameConfig.from_model(obj, "0")
+        try:
+            page = run_sync(lambda: presence_selectors.presence_page(game=game, limit=PEEK_TOP_N))
+        except REDIS_ERRORS:
+            return "Redis unavailable"
+        summary = format_html(
+            "<p>{} player{} online · {} watching (timeout {} s)</p>",
+            page.online,
+            "" if page.online == 1 else "s",
+            page.watching,
+            obj.presence_timeout_secs,
+        )
+        if not page.players:
+            return summary
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            ((p.display_name, p.player_id, p.last_seen.isoformat(timespec="seconds")) for p in page.players),
+        )
+        return format_html(
+            "{}<table><thead><tr><th>name</th><th>player id</th><th>last seen</th></tr></thead><tbody>{}</tbody>"
+            "</table>",
+            summary,
+            rows,
+        )
 
     def save_formset(
         self, request: HttpRequest, form: forms.ModelForm, formset: BaseInlineFormSet, change: bool
@@ -156,17 +188,38 @@ class PlayerForm(forms.ModelForm):
 @admin.register(Player)
 class PlayerAdmin(admin.ModelAdmin):
     form = PlayerForm
-    list_display = ("player_id", "display_name", "game", "hidden", "first_seen_at")
+    list_display = ("player_id", "display_name", "game", "hidden", "linked_user", "first_seen_at")
     list_filter = ("game", "hidden")
     search_fields = ("player_id", "display_name")
     list_select_related = ("game",)
-    readonly_fields = ("game", "player_id", "first_seen_at")
-    fields = ("game", "player_id", "display_name", "hidden", "first_seen_at")
+    readonly_fields = ("game", "player_id", "first_seen_at", "linked_user", "presence")
+    fields = ("game", "player_id", "display_name", "hidden", "first_seen_at", "linked_user", "presence")
     actions = ("hide_players", "unhide_players")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Player]:
         # The services read player.game inside the Redis bridge, where a lazy query cannot run.
-        return super().get_queryset(request).select_related("game")
+        linked = PlayerLink.objects.filter(game=OuterRef("game"), player_id=OuterRef("player_id"))
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("game")
+            .annotate(linked_username=Subquery(linked.values("user__username")[:1]))
+        )
+
+    @admin.display(description="linked user", ordering="linked_username")
+    def linked_user(self, obj: Player) -> str:
+        return getattr(obj, "linked_username", None) or "—"
+
+    @admin.display(description="presence")
+    def presence(self, obj: Player) -> str:
+        game = GameConfig.from_model(obj.game, "0")
+        try:
+            found = run_sync(lambda: presence_selectors.player_presence(game=game, player_id=obj.player_id))
+        except REDIS_ERRORS:
+            return "Redis unavailable"
+        if found.online:
+            return "online now"
+        return f"last seen {found.last_seen.isoformat(timespec='seconds')}" if found.last_seen else "never seen online"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         # Rows mirror players first seen in Redis (services.players_sync_pending).

@@ -143,7 +143,7 @@ def presence_version(slug: str) -> str:
 
 
 def link_code(slug: str, code: str) -> str:
-    """STRING player_id of one unused link code; expires with the code."""
+    """STRING '<expiry ms>:<player_id>' of one unused link code; expires with the code."""
     return f"link:{_tag(slug)}:code:{code}"
 
 
@@ -158,7 +158,7 @@ def link_failures_user(slug: str, user_id: int) -> str:
 
 
 def link_failures_ip(slug: str, ip: str) -> str:
-    """ZSET sliding window of one client address's wrong link codes in a game."""
+    """ZSET sliding window of one client address's (IPv6: one /64's) wrong link codes in a game."""
     return f"link:{_tag(slug)}:fail-ip:{ip}"
 
 
@@ -169,5 +169,5 @@ def login_failures_user(username: str) -> str:
 
 
 def login_failures_ip(ip: str) -> str:
-    """ZSET sliding window of failed log-ins from one client address."""
+    """ZSET sliding window of failed log-ins from one client address (IPv6: one /64)."""
     return f"login:{{accounts}}:fail-ip:{ip}"

@@ -9,6 +9,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 
+from accounts.selectors import linked_player_id
+from presence import selectors as presence_selectors
+
 from . import config, events, periods, selectors
 from .errors import ServiceError
 from .models import PLAYER_ID_RE
@@ -16,6 +19,8 @@ from .models import PLAYER_ID_RE
 PAGE_SIZE = 50
 HOME_TOP_N = 3
 AROUND_RADIUS = 5
+# The game page lists this many of the most recently seen online players.
+PRESENCE_LIST_SIZE = 20
 _PLAYER_ID = re.compile(PLAYER_ID_RE)
 
 
@@ -69,10 +74,23 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
         board = await selectors.leaderboard_page(
             game=config_, period=period, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
         )
+    me = await linked_player_id(user=await request.auser(), game_id=config_.id)
+    presence = await presence_selectors.presence_page(game=config_, limit=PRESENCE_LIST_SIZE)
+    shown_ids = [e.player_id for e in board.entries]
+    # The signed-in player's own rank, pinned under the table while their row is on another page.
+    pinned = None
+    if me is not None and me not in shown_ids:
+        pinned = await selectors.player_standing(game=config_, period=period, player_id=me)
     return render(
         request,
         "games/game.html",
         {
+            "me": me,
+            "pinned": pinned,
+            "online": await presence_selectors.online_among(game=config_, player_ids=shown_ids),
+            "presence": presence,
+            "presence_more": max(0, presence.online - len(presence.players)),
+            "presence_list_size": PRESENCE_LIST_SIZE,
             "game": config_,
             "period": period,
             "periods": selectors.current_periods(game=config_),
@@ -108,6 +126,7 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
         return _not_found(request, error.message)
     name = next((s.display_name for s in overview.values() if s is not None), player_id)
     current = {p.kind: p for p in selectors.current_periods(game=config_)}
+    around_ids = [e.player_id for e in around.entries] if around else []
     return render(
         request,
         "games/player.html",
@@ -120,5 +139,7 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
             "standings": [(current[kind], standing) for kind, standing in overview.items()],
             "around": around,
             "around_radius": AROUND_RADIUS,
+            "presence": await presence_selectors.player_presence(game=config_, player_id=player_id),
+            "online": await presence_selectors.online_among(game=config_, player_ids=around_ids),
         },
     )

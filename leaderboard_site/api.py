@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from accounts.api import router as accounts
 from games.api import api, reads, writes
 from presence.api import router as presence
 
 api.add_router("", writes)
 api.add_router("", reads)
 api.add_router("", presence)
+api.add_router("", accounts)
 
 __all__ = ["api"]

@@ -49,6 +49,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Async pages read request.user in templates: load it the async way (accounts/middleware.py).
+    "accounts.middleware.AsyncUserMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "leaderboard_site.middleware.ApiJsonErrorsMiddleware",
@@ -157,6 +159,14 @@ BROADCAST_TICK_MS = env_int("BROADCAST_TICK_MS", 200, minimum=10)
 # often. Reads apply the timeout window themselves, so this only bounds memory and
 # how late a silent player's leave is announced.
 PRESENCE_PRUNE_INTERVAL_SECS = env_int("PRESENCE_PRUNE_INTERVAL_SECS", 10, minimum=1)
+
+# --- Accounts ----------------------------------------------------------------
+# Site users sign up and log in with Django auth (accounts/views.py) and link to
+# their players with one-time codes the games show (accounts/services.py).
+LOGIN_URL = "accounts:login"
+# After logging in without a `next`, the account page shows the linked players.
+LOGIN_REDIRECT_URL = "accounts:account"
+LOGOUT_REDIRECT_URL = "games:home"
 
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)

@@ -18,5 +18,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     path("api/docs", api_docs, name="api-docs"),
+    path("", include("accounts.urls")),
     path("", include("games.urls")),
 ]

@@ -19,15 +19,13 @@ if #expired == 0 then return {} end
 -- The expired members are exactly the lowest ranks, in the order read above.
 redis.call('ZREMRANGEBYRANK', online, 0, #expired / 2 - 1)
 local removed = {}
-local announced = false
 for i = 1, #expired, 2 do
   local player = expired[i]
   redis.call('HSET', last_seen, player, expired[i + 1])
-  if redis.call('ZREM', joined, player) == 0 then
-    redis.call('ZADD', left, now, player)
-    announced = true
-  end
+  -- The latest change wins (see presence_update.lua).
+  redis.call('ZREM', joined, player)
+  redis.call('ZADD', left, now, player)
   table.insert(removed, player)
 end
-if announced then redis.call('PEXPIRE', left, ARGV[3]) end
+redis.call('PEXPIRE', left, ARGV[3])
 return removed

@@ -4,8 +4,9 @@
 -- every read applies that window itself, so pruning is only for memory.
 --
 -- A join (a player who was not online per that window) or a leave (an online
--- player removed) is queued for the broadcaster in the joined / left ZSETs; a
--- join and a leave of the same player before the broadcaster looks cancel out.
+-- player removed) is queued for the broadcaster in the joined / left ZSETs. Only a
+-- player's latest change is kept: a leave replaces a join not yet announced (a page
+-- may already show that player from its snapshot), and a join replaces a leave.
 -- Each player sits in exactly one of the online ZSET and the last-seen HASH.
 --
 -- Open pages: a player's tabs HASH holds each socket (socket id -> expiry ms), so
@@ -31,10 +32,9 @@ local cutoff = now - tonumber(ARGV[3])
 local announce_ms = ARGV[4]
 
 local function announce(from, to, player)
-  if redis.call('ZREM', from, player) == 0 then
-    redis.call('ZADD', to, now, player)
-    redis.call('PEXPIRE', to, announce_ms)
-  end
+  redis.call('ZREM', from, player)
+  redis.call('ZADD', to, now, player)
+  redis.call('PEXPIRE', to, announce_ms)
 end
 
 -- Returns 1 if the player was not online before.

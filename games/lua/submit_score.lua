@@ -52,10 +52,9 @@ local function heartbeat(player)
   redis.call('ZADD', KEYS[7], 'GT', now, player)
   if before and tonumber(before) >= presence_cutoff then return end
   redis.call('HDEL', KEYS[8], player)
-  if redis.call('ZREM', KEYS[10], player) == 0 then
-    redis.call('ZADD', KEYS[9], now, player)
-    redis.call('PEXPIRE', KEYS[9], ARGV[10])
-  end
+  redis.call('ZREM', KEYS[10], player)
+  redis.call('ZADD', KEYS[9], now, player)
+  redis.call('PEXPIRE', KEYS[9], ARGV[10])
 end
 
 local function apply(spam, idem, player, value, display, member, entry, fingerprint)

@@ -1,5 +1,7 @@
-// Live updates of the game page (a board) and the player page (a player's standings)
-// over the game's websocket, /ws/games/<slug>/ (protocol: games/consumers.py).
+// Live updates of the game page (a board, who is online) and the player page (a
+// player's standings and presence) over the game's websocket, /ws/games/<slug>/
+// (protocol: docs/websocket.md). An open page is also what makes a signed-in,
+// linked user show up online (the server counts the socket).
 // While the socket is not live the page polls the JSON API instead and applies the
 // same patch, so a blocked or broken websocket costs freshness, never correctness.
 // Data only ever reaches the page through textContent and attributes: nothing here
@@ -20,6 +22,8 @@
   var POLL_INTERVAL_MS = 5000;
   var FLIP_DURATION_MS = 350;
   var FLASH_DURATION_MS = 1200;
+  // The presence list shows at most this many players unless the page says otherwise.
+  var PRESENCE_LIST_DEFAULT = 20;
   // The around table of the player page is re-read at most this often.
   var AROUND_REFRESH_MIN_MS = 1000;
   var CLOSE_NO_SUCH_GAME = 4404;
@@ -297,6 +301,28 @@
     var body = table.tBodies[0];
     var flips = new WeakMap();
 
+    // A dot after the player's name while they are online.
+    function setOnline(row, online) {
+      var cell = row.cells[1];
+      if (!cell) return;
+      var dot = cell.querySelector(".presence-dot");
+      if (online && !dot) {
+        dot = el("span", "presence-dot");
+        dot.title = "Online now";
+        dot.setAttribute("role", "img");
+        dot.setAttribute("aria-label", "online");
+        cell.appendChild(dot);
+      } else if (!online && dot) {
+        cell.removeChild(dot);
+      }
+    }
+
+    function setOnlineById(playerId, online) {
+      Array.prototype.forEach.call(body.rows, function (row) {
+        if (row.getAttribute("data-player-id") === playerId) setOnline(row, online);
+      });
+    }
+
     function createRow(entry) {
       var row = el("tr");
       row.setAttribute("data-player-id", entry.player_id);
@@ -313,6 +339,7 @@
       row.appendChild(rankCell);
       row.appendChild(nameCell);
       row.appendChild(el("td", "col-score score", String(entry.score)));
+      if (entry.online === true) setOnline(row, true);
       return row;
     }
 
@@ -328,6 +355,8 @@
         score.textContent = String(entry.score);
         flash(score, "is-changed");
       }
+      // The JSON API's rows carry no presence: keep the dot as it is then.
+      if (typeof entry.online === "boolean") setOnline(row, entry.online);
     }
 
     function patch(entries) {
@@ -388,7 +417,149 @@
       });
     }
 
-    return { patch: patch };
+    return { patch: patch, setOnline: setOnlineById };
+  }
+
+  // ------------------------------------------------------------------ presence
+
+  // "N players online · M watching", the list of who is online, and the dots of a board.
+  // Messages: {"type": "presence", version, online, watching, snapshot, joined, left};
+  // a snapshot's `joined` is the first page of online players, most recent first.
+  // options: slug, period, rows (a boardTable or null), onChange(message) or null.
+  function presencePanel(options) {
+    var summary = document.querySelector("[data-presence-summary]");
+    var panel = document.querySelector("[data-presence-panel]");
+    var list = panel && panel.querySelector("[data-presence-list]");
+    var max = positiveInt(panel && panel.getAttribute("data-presence-max"), PRESENCE_LIST_DEFAULT);
+    var version = -1;
+
+    function setCounts(online, watching) {
+      if (!summary || typeof online !== "number" || typeof watching !== "number") return;
+      setText(summary.querySelector("[data-presence-online]"), String(online));
+      setText(summary.querySelector("[data-presence-online-word]"), online === 1 ? "player" : "players");
+      setText(summary.querySelector("[data-presence-watching]"), String(watching));
+    }
+
+    function item(player) {
+      var li = el("li");
+      li.setAttribute("data-player-id", player.player_id);
+      li.appendChild(el("span", "presence-dot"));
+      var link = el("a", null, player.display_name || player.player_id);
+      link.href = playerHref(options.slug, player.player_id, options.period);
+      li.appendChild(link);
+      var seen = el("time", null, "just now");
+      seen.setAttribute("datetime", player.last_seen);
+      seen.setAttribute("data-relative", "");
+      li.appendChild(seen);
+      return li;
+    }
+
+    function remove(playerId) {
+      Array.prototype.slice.call(list.children).forEach(function (li) {
+        if (li.getAttribute("data-player-id") === playerId) list.removeChild(li);
+      });
+    }
+
+    function updateList(message, joined, left) {
+      if (!list) return;
+      if (message.snapshot) while (list.firstChild) list.removeChild(list.firstChild);
+      left.forEach(remove);
+      if (message.snapshot) {
+        joined.slice(0, max).forEach(function (player) {
+          list.appendChild(item(player));
+        });
+      } else {
+        // Changes come oldest first: each goes on top, so the latest ends up first.
+        joined.forEach(function (player) {
+          remove(player.player_id);
+          list.insertBefore(item(player), list.firstChild);
+        });
+        while (list.children.length > max) list.removeChild(list.lastChild);
+      }
+      list.hidden = list.children.length === 0;
+      var empty = panel.querySelector("[data-presence-empty]");
+      if (empty) empty.hidden = list.children.length > 0;
+      var more = panel.querySelector("[data-presence-more]");
+      var hiddenCount = typeof message.online === "number" ? message.online - list.children.length : 0;
+      if (more) {
+        more.hidden = hiddenCount <= 0;
+        setText(more.querySelector("[data-presence-more-count]"), String(Math.max(0, hiddenCount)));
+      }
+    }
+
+    function apply(message) {
+      if (typeof message.version !== "number") return;
+      if (!message.snapshot && message.version <= version) return;
+      version = Math.max(version, message.version);
+      var joined = (Array.isArray(message.joined) ? message.joined : []).filter(function (player) {
+        return player && typeof player.player_id === "string" && typeof player.last_seen === "string";
+      });
+      var left = (Array.isArray(message.left) ? message.left : []).filter(function (id) {
+        return typeof id === "string";
+      });
+      setCounts(message.online, message.watching);
+      updateList(message, joined, left);
+      if (options.rows) {
+        joined.forEach(function (player) {
+          options.rows.setOnline(player.player_id, true);
+        });
+        left.forEach(function (id) {
+          options.rows.setOnline(id, false);
+        });
+      }
+      if (options.onChange) options.onChange(message, joined, left);
+    }
+
+    return {
+      start: function (send) {
+        send({ action: "presence" });
+      },
+      handle: apply,
+      poll: function () {
+        return getJSON(API_PREFIX + encodeURIComponent(options.slug) + "/presence?limit=" + max).then(function (page) {
+          if (!page) return;
+          apply({
+            version: version,
+            snapshot: true,
+            online: page.online,
+            watching: page.watching,
+            joined: page.players,
+            left: [],
+          });
+        });
+      },
+    };
+  }
+
+  // The signed-in player's rank under the table while their row is on another page.
+  function pinnedRank(root, me, period) {
+    var node = root.querySelector("[data-me-pinned]");
+    var onPage = false;
+    var known = node ? !node.hidden : false;
+    function render() {
+      if (node) node.hidden = onPage || !known;
+    }
+    return {
+      entries: function (entries) {
+        onPage = entries.some(function (entry) {
+          return entry.player_id === me;
+        });
+        render();
+      },
+      player: function (message) {
+        if (!node || message.player_id !== me || !message.periods) return;
+        var standing = message.periods[period];
+        if (!standing || typeof standing.rank !== "number") return;
+        known = true;
+        setText(node.querySelector("[data-me-rank]"), "#" + standing.rank);
+        setText(node.querySelector("[data-me-score]"), String(standing.score));
+        render();
+      },
+      reset: function () {
+        known = false;
+        render();
+      },
+    };
   }
 
   function setCountdown(resetsAt) {
@@ -411,16 +582,19 @@
     var pageSize = positiveInt(root.getAttribute("data-page-size"), 50);
     var limitMax = positiveInt(root.getAttribute("data-live-limit-max"), 100);
     var offset = (page - 1) * pageSize;
-    var status = statusIndicator(document.querySelector("[data-live-status]"));
-    // The socket carries the top rows only; deeper pages stay as rendered.
-    if (offset + pageSize > limitMax) {
-      status("static", "live for the top " + limitMax + " only");
-      return;
-    }
+    var me = root.getAttribute("data-me");
+    var indicator = statusIndicator(document.querySelector("[data-live-status]"));
+    // The socket carries the top rows only; deeper pages stay as rendered (the socket
+    // still opens: it carries presence, and it is what shows a linked user online).
+    var boardLive = offset + pageSize <= limitMax;
+    var status = boardLive ? indicator : function () {};
+    if (!boardLive) indicator("static", "live for the top " + limitMax + " only");
     var table = root.querySelector("table.board");
     var empty = root.querySelector("[data-live-empty]");
     var pager = root.querySelector("[data-live-pager]");
-    var rows = boardTable(table, { slug: slug, period: period, highlight: null });
+    var rows = boardTable(table, { slug: slug, period: period, highlight: me });
+    var presence = presencePanel({ slug: slug, period: period, rows: rows, onChange: null });
+    var pinned = pinnedRank(root, me, period);
     var version = -1;
 
     // What the empty-board paragraph says now: "past-end", "no-scores" or "" (not shown).
@@ -468,6 +642,7 @@
       setCountdown(board.resets_at);
       var entries = cleanEntries(board.entries);
       rows.patch(entries);
+      if (me) pinned.entries(entries);
       table.hidden = entries.length === 0;
       if (entries.length) emptySays = "";
       else showEmpty(board.total);
@@ -480,10 +655,16 @@
       status: status,
       start: function (send) {
         version = -1; // a new socket's snapshot is the board as it is now
+        presence.start(send);
+        if (!boardLive) return;
         send({ action: "subscribe", period: period, limit: offset + pageSize });
+        // The player messages of the signed-in player keep their pinned rank current.
+        if (me) send({ action: "follow", player_ids: [me] });
       },
       onMessage: function (message) {
-        if (message.period !== period) return;
+        if (message.type === "presence") return presence.handle(message);
+        if (message.type === "player") return pinned.player(message);
+        if (message.period !== period || !boardLive) return;
         if (message.type === "standings") {
           if (typeof message.version !== "number") return;
           if (message.period_id === periodId && message.version <= version) return;
@@ -496,10 +677,13 @@
           });
         } else if (message.type === "reset" && isNewerPeriod(message.period_id, periodId)) {
           version = 0; // the new period's board counts versions from 1
+          pinned.reset();
           show({ period_id: message.period_id, resets_at: message.resets_at, total: 0, entries: [] });
         }
       },
       poll: function (isLive) {
+        var presenceRead = presence.poll();
+        if (!boardLive) return presenceRead;
         var url =
           API_PREFIX +
           encodeURIComponent(slug) +
@@ -508,9 +692,12 @@
           "?limit=" +
           pageSize +
           (offset ? "&offset=" + offset : "");
-        return getJSON(url).then(function (board) {
-          if (board && !isLive()) show(board);
-        });
+        return Promise.all([
+          presenceRead,
+          getJSON(url).then(function (board) {
+            if (board && !isLive()) show(board);
+          }),
+        ]);
       },
     });
   }
@@ -531,6 +718,42 @@
     var aroundTable = around && around.querySelector("table.board");
     var aroundRows = aroundTable && boardTable(aroundTable, { slug: slug, period: shownPeriod, highlight: playerId });
     var playerPath = API_PREFIX + encodeURIComponent(slug) + "/leaderboards/";
+    var presenceNode = document.querySelector("[data-player-presence]");
+
+    // "Online now", or "Last seen <relative time>" (site.js keeps the relative text current).
+    function setPresence(online, lastSeen) {
+      if (!presenceNode) return;
+      var state = online ? "online" : "offline";
+      var seen = online ? "" : lastSeen || "";
+      if (presenceNode.getAttribute("data-state") === state && (presenceNode.getAttribute("data-seen") || "") === seen)
+        return;
+      presenceNode.setAttribute("data-state", state);
+      presenceNode.setAttribute("data-seen", seen);
+      while (presenceNode.firstChild) presenceNode.removeChild(presenceNode.firstChild);
+      if (online) {
+        presenceNode.appendChild(el("span", "presence-dot"));
+        presenceNode.appendChild(el("span", null, "Online now"));
+        return;
+      }
+      var text = el("span", null, lastSeen ? "Last seen " : "Not seen online yet");
+      if (lastSeen) {
+        var when = el("time", null, "just now");
+        when.setAttribute("datetime", lastSeen);
+        when.setAttribute("data-relative", "");
+        text.appendChild(when);
+      }
+      presenceNode.appendChild(text);
+    }
+
+    var presence = presencePanel({
+      slug: slug,
+      period: shownPeriod,
+      rows: aroundRows,
+      onChange: function (message, joined, left) {
+        if (joined.some(function (p) { return p.player_id === playerId; })) setPresence(true, null);
+        else if (left.indexOf(playerId) >= 0) setPresence(false, new Date().toISOString());
+      },
+    });
 
     function shown(card) {
       var rank = card.querySelector(".stat-rank");
@@ -683,13 +906,21 @@
           send({ action: "subscribe", period: kind, limit: 1 });
         });
         send({ action: "follow", player_ids: [playerId] });
+        presence.start(send);
       },
       onMessage: function (message) {
-        if (message.type === "player") onPlayer(message);
+        if (message.type === "presence") presence.handle(message);
+        else if (message.type === "player") onPlayer(message);
         else if (message.type === "standings" || message.type === "reset") newPeriod(message.period, message.period_id);
       },
       poll: function (isLive) {
-        var reads = [];
+        var reads = [
+          getJSON(API_PREFIX + encodeURIComponent(slug) + "/presence/" + encodeURIComponent(playerId)).then(
+            function (found) {
+              if (found && !isLive() && typeof found.online === "boolean") setPresence(found.online, found.last_seen);
+            }
+          ),
+        ];
         cards.forEach(function (card, kind) {
           var url = playerPath + encodeURIComponent(kind) + "/players/" + encodeURIComponent(playerId);
           reads.push(

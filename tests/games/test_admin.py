@@ -7,11 +7,13 @@ import re
 import pytest
 from django.urls import reverse
 
+from accounts.models import PlayerLink
 from games import selectors, services
 from games.config import GameConfig
 from games.errors import ServiceError
 from games.models import ApiKey, Game, Player, hash_secret
 from leaderboard_site.redis import run_sync
+from presence import services as presence_services
 
 # request_authorize reads the database from the Redis bridge thread: rows must be committed.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -268,3 +270,33 @@ def test_it_renames_and_hides_through_the_change_form(admin_client, game, player
     assert board(game)[1] == (2, "bob", "Robert <3", 50)
     # Renamed in the database already: the next sync has nothing to refresh.
     assert services.players_sync_pending() == 0
+
+
+# --------------------------------------------------------------------------- presence and links
+
+
+def test_it_peeks_at_who_is_online_on_the_game_page(admin_client, game):
+    submit(game, "alice", 70, "<i>Alice</i>")
+    config = config_of(game)
+    run_sync(lambda: presence_services.watcher_beat(game=config, socket_id="socket-1"))
+
+    html = admin_client.get(change_url(game)).content.decode()
+
+    assert "1 player online · 1 watching (timeout 60 s)" in html
+    assert "&lt;i&gt;Alice&lt;/i&gt;" in html and "<i>Alice</i>" not in html
+
+
+def test_it_shows_each_players_linked_user_and_presence(admin_client, game, players, django_user_model):
+    user = django_user_model.objects.create_user("ada", password="pw-123456789")
+    PlayerLink.objects.create(user=user, game=game, player_id="bob")
+    config = config_of(game)
+    run_sync(lambda: presence_services.presence_report(game=config, online=[], offline=["carol"]))
+
+    listing = admin_client.get(reverse("admin:games_player_changelist")).content.decode()
+    bob = admin_client.get(reverse("admin:games_player_change", args=[players["bob"].pk])).content.decode()
+    carol = admin_client.get(reverse("admin:games_player_change", args=[players["carol"].pk])).content.decode()
+
+    bob_row = re.search(r"<tr[^>]*>(?:(?!</tr>).)*>bob<(?:(?!</tr>).)*</tr>", listing, re.S)
+    assert bob_row is not None and "ada" in bob_row.group(0)
+    assert "ada" in bob and "online now" in bob
+    assert "last seen" in carol

@@ -47,6 +47,8 @@ def test_it_creates_a_game_with_every_option():
         "1000",
         "--max-per-minute",
         "10",
+        "--presence-timeout",
+        "90",
     )
     assert out == "Created game tetris\n"
     game = Game.objects.get(slug="tetris")
@@ -63,6 +65,7 @@ def test_it_creates_a_game_with_every_option():
         1000,
         10,
     )
+    assert game.presence_timeout_secs == 90
 
 
 def test_it_defaults_to_every_period_in_utc():
@@ -201,3 +204,9 @@ def test_it_refuses_a_bad_player_count():
     with pytest.raises(CommandError, match="--players: must be between 1 and"):
         run("seed_demo", "--players", "0")
     assert not Game.objects.exists()
+
+
+def test_it_refuses_a_presence_timeout_out_of_range():
+    with pytest.raises(CommandError, match="--presence-timeout: Ensure this value is greater than or equal to 30"):
+        run("creategame", "snake", "--name", "Snake", "--presence-timeout", "5")
+    assert not Game.objects.filter(slug="snake").exists()

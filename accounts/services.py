@@ -1,0 +1,283 @@
+"""Account writes: link codes (issued for game servers, redeemed by signed-in users),
+links, and the log-in lock-out. Views and API endpoints adapt to these.
+
+Link codes live only in Redis (games/lua/link_code_*.lua); a redeemed code becomes
+a :class:`~accounts.models.PlayerLink` row. Guessing is bounded twice: a code is
+one of 31^8 (about 8.5 * 10^11) strings, valid ten minutes and single-use, and
+wrong guesses lock out the user and the client address for a while.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import math
+import re
+import secrets
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth import authenticate
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from games import keys, scripts
+from games.config import GameConfig
+from games.errors import ServiceError
+from games.models import PLAYER_ID_RE, Game
+from leaderboard_site.redis import get_redis, run_sync
+
+from .models import PlayerLink
+
+# No 0/O, 1/I/L: a code is read off a game screen and typed on a phone.
+LINK_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+LINK_CODE_LENGTH = 8
+# Long enough to walk from the game to a browser and sign up first; short enough
+# that few codes are live at once for a guesser to hit.
+LINK_CODE_TTL_SECS = 600
+# Live codes per player (the window is the codes' lifetime): a player who lost a
+# code can ask again, but a game server cannot flood Redis or the guess space.
+LINK_CODES_PER_PLAYER = 3
+# A fresh code colliding with a live one is rare (live codes / 31^8); after this
+# many draws in a row something is wrong and the caller gets an error.
+LINK_CODE_DRAWS_MAX = 5
+
+# Wrong codes are counted over this sliding window...
+LINK_GUESS_WINDOW_SECS = 900
+# ...per site user: enough for a few typos, far too few to search 31^8 codes.
+LINK_GUESSES_PER_USER = 5
+# ...and per client address, which bounds an attacker with many accounts; higher
+# than the user limit because households and offices share one address.
+LINK_GUESSES_PER_IP = 20
+
+# Failed log-ins are counted over this sliding window...
+LOGIN_FAILURE_WINDOW_SECS = 900
+# ...per username, which stops password guessing against one account (at the cost
+# of letting someone lock that account out for the window; the address limit and
+# the window's length bound that);
+LOGIN_FAILURES_PER_USERNAME = 5
+# ...and per client address, which stops spraying common passwords across many
+# usernames; higher because an address can be shared by many honest users.
+LOGIN_FAILURES_PER_IP = 30
+
+# IPv6 clients commonly hold a whole /64, so a lock-out per single address would
+# be trivial to step around: the unit of the per-address limits is the /64.
+IPV6_PREFIX_BITS = 64
+
+_PLAYER_ID = re.compile(PLAYER_ID_RE)
+_CODE = re.compile(f"^[{LINK_CODE_ALPHABET}]{{{LINK_CODE_LENGTH}}}$")
+
+
+def _ms(now: dt.datetime | None) -> int:
+    return int((now or timezone.now()).timestamp() * 1000)
+
+
+def _from_ms(ms: int) -> dt.datetime:
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
+
+
+def _minutes(wait_ms: int) -> str:
+    minutes = max(1, math.ceil(wait_ms / 60_000))
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def client_address(raw: str | None) -> str:
+    """The unit the per-address limits count: the IPv4 address, or the IPv6 /64."""
+    try:
+        address = ipaddress.ip_address((raw or "").strip())
+    except ValueError:
+        # No usable address (a test client, a misconfigured proxy): all such
+        # requests share one bucket rather than escaping the limit.
+        return "unknown"
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, IPV6_PREFIX_BITS), strict=False))
+    return str(address)
+
+
+# --------------------------------------------------------------------------- issuing codes
+
+
+@dataclass(frozen=True)
+class IssuedCode:
+    code: str
+    player_id: str
+    expires_at: dt.datetime
+
+
+def _new_code() -> str:
+    return "".join(secrets.choice(LINK_CODE_ALPHABET) for _ in range(LINK_CODE_LENGTH))
+
+
+async def link_code_issue(*, game: GameConfig, player_id: str, now: dt.datetime | None = None) -> IssuedCode:
+    """A new one-time code that links a site user to ``player_id`` when entered on the site.
+
+    Raises ServiceError: 422 malformed player id, 403 hidden player, 429 when the
+    player already has LINK_CODES_PER_PLAYER live codes (with Retry-After).
+    """
+    if not isinstance(player_id, str) or not _PLAYER_ID.match(player_id):
+        raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
+    now_ms = _ms(now)
+    for _ in range(LINK_CODE_DRAWS_MAX):
+        code = _new_code()
+        outcome, value = await scripts.LINK_CODE_ISSUE(
+            get_redis(),
+            [keys.link_codes_issued(game.slug, player_id), keys.link_code(game.slug, code), keys.hidden(game.slug)],
+            [now_ms, LINK_CODE_TTL_SECS * 1000, LINK_CODES_PER_PLAYER, player_id, code],
+        )
+        if outcome == "ok":
+            return IssuedCode(code=code, player_id=player_id, expires_at=_from_ms(int(value)))
+        if outcome == "hidden":
+            raise ServiceError(403, "player_hidden", "This player is hidden in this game.", field="player_id")
+        if outcome == "limit":
+            retry = str(max(1, math.ceil(int(value) / 1000)))
+            raise ServiceError(
+                429,
+                "link_code_limit",
+                f"At most {LINK_CODES_PER_PLAYER} link codes per player per {LINK_CODE_TTL_SECS // 60} minutes; "
+                f"retry in {retry} s.",
+                headers={"Retry-After": retry},
+            )
+        # 'collision': the code is live for someone else; draw another.
+    raise ServiceError(503, "link_code_unavailable", "Could not draw a free link code; try again.")
+
+
+# --------------------------------------------------------------------------- redeeming codes
+
+
+def link_code_normalise(raw: str) -> str:
+    """What the user typed, as a code: case, spaces and dashes do not matter."""
+    return re.sub(r"[\s-]+", "", raw or "").upper()
+
+
+async def _redeem(slug: str, user_id: int, address: str, code: str, now_ms: int) -> list[Any]:
+    return await scripts.LINK_CODE_REDEEM(
+        get_redis(),
+        [
+            keys.link_failures_user(slug, user_id),
+            keys.link_failures_ip(slug, address),
+            keys.link_code(slug, code),
+            keys.hidden(slug),
+        ],
+        [now_ms, LINK_GUESS_WINDOW_SECS * 1000, LINK_GUESSES_PER_USER, LINK_GUESSES_PER_IP, uuid.uuid4().hex],
+    )
+
+
+def link_code_redeem(
+    *, user: Any, game: Game | GameConfig, code: str, ip: str, now: dt.datetime | None = None
+) -> PlayerLink:
+    """Link ``user`` to the player a code was issued for, replacing the user's link in
+    this game and any other user's link to that player. The code is used up.
+
+    Input that cannot be a code at all (wrong length, a letter not in the alphabet)
+    is refused with 422 ``invalid`` and costs no attempt: it could never succeed, so
+    it helps no guesser. Every well-formed wrong, expired or used code costs one.
+
+    Raises ServiceError: 422 ``invalid`` / ``invalid_code``, 429 ``too_many_attempts``
+    (with Retry-After), 403 ``player_hidden``.
+    """
+    normalised = link_code_normalise(code)
+    if not _CODE.match(normalised):
+        raise ServiceError(
+            422,
+            "invalid",
+            f"A link code is {LINK_CODE_LENGTH} letters and digits, like ABCD2345.",
+            field="code",
+        )
+    outcome, value = run_sync(_redeem, game.slug, user.pk, client_address(ip), normalised, _ms(now))
+    if outcome == "locked":
+        retry_ms = int(value)
+        raise ServiceError(
+            429,
+            "too_many_attempts",
+            f"Too many wrong codes. Try again in {_minutes(retry_ms)}.",
+            field="code",
+            headers={"Retry-After": str(max(1, math.ceil(retry_ms / 1000)))},
+        )
+    if outcome == "wrong":
+        left = int(value)
+        more = f" {left} more attempt{'s' if left != 1 else ''} before a pause." if left else ""
+        raise ServiceError(422, "invalid_code", "This code is wrong, expired or already used." + more, field="code")
+    if outcome == "hidden":
+        raise ServiceError(403, "player_hidden", "This player is hidden in this game.", field="code")
+    return _link(user=user, game_id=game.id, player_id=str(value))
+
+
+def _link(*, user: Any, game_id: int, player_id: str) -> PlayerLink:
+    # Two redemptions for the same player or user at once can both pass the delete;
+    # the loser of the unique constraints tries again, and the last one wins.
+    for attempt in range(3):
+        try:
+            with transaction.atomic():
+                PlayerLink.objects.filter(Q(user=user) | Q(player_id=player_id), game_id=game_id).delete()
+                return PlayerLink.objects.create(user=user, game_id=game_id, player_id=player_id)
+        except IntegrityError:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def link_delete(*, user: Any, link_id: int) -> PlayerLink:
+    """Remove one of the user's own links; returns it (no longer saved)."""
+    link = PlayerLink.objects.select_related("game").filter(pk=link_id, user=user).first()
+    if link is None:
+        raise ServiceError(404, "not_found", "You have no such link.")
+    link.delete()
+    return link
+
+
+# --------------------------------------------------------------------------- log-in
+
+
+async def _login_failures(op: str, username: str, address: str, now_ms: int) -> int:
+    return int(
+        await scripts.LOGIN_FAILURES(
+            get_redis(),
+            [keys.login_failures_user(username), keys.login_failures_ip(address)],
+            [
+                op,
+                now_ms,
+                LOGIN_FAILURE_WINDOW_SECS * 1000,
+                LOGIN_FAILURES_PER_USERNAME,
+                LOGIN_FAILURES_PER_IP,
+                uuid.uuid4().hex,
+            ],
+        )
+    )
+
+
+def _locked_out(wait_ms: int) -> ServiceError:
+    return ServiceError(
+        429,
+        "too_many_logins",
+        f"Too many failed log-ins. Try again in {_minutes(wait_ms)}.",
+        headers={"Retry-After": str(max(1, math.ceil(wait_ms / 1000)))},
+    )
+
+
+def login_authenticate(*, username: str, password: str, ip: str, now: dt.datetime | None = None) -> Any:
+    """The user with these credentials, unless the username or the address is locked out.
+
+    A locked-out attempt does not even reach the password check. A success does not
+    clear the failure windows: they age out on their own, and clearing them would
+    let anyone with one working account reset the per-address count at will.
+
+    Raises ServiceError: 422 ``invalid`` (a blank field), 422 ``invalid_login``,
+    429 ``too_many_logins`` (with Retry-After).
+    """
+    if not username.strip() or not password:
+        raise ServiceError(422, "invalid", "Enter your username and password.", field="username")
+    address, now_ms = client_address(ip), _ms(now)
+    wait_ms = run_sync(_login_failures, "check", username, address, now_ms)
+    if wait_ms:
+        raise _locked_out(wait_ms)
+    user = authenticate(None, username=username, password=password)
+    if user is None:
+        wait_ms = run_sync(_login_failures, "fail", username, address, now_ms)
+        if wait_ms:
+            raise _locked_out(wait_ms)
+        raise ServiceError(422, "invalid_login", "Wrong username or password.", field="username")
+    return user

@@ -1,0 +1,19 @@
+"""Account pages. Mounted at the site root (leaderboard_site/urls.py, before the
+games pages) so that the link page sits beside its game at /games/<slug>/link/."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from . import views
+
+app_name = "accounts"
+
+urlpatterns = [
+    path("account/", views.account, name="account"),
+    path("account/signup/", views.signup, name="signup"),
+    path("account/login/", views.login_view, name="login"),
+    path("account/logout/", views.logout_view, name="logout"),
+    path("account/links/<int:link_id>/unlink/", views.unlink, name="unlink"),
+    path("games/<slug:game>/link/", views.link, name="link"),
+]

@@ -1,0 +1,171 @@
+"""Account pages: sign-up, log-in, log-out, the account page and the link page.
+
+Each view adapts a form post to a service and shows a ServiceError as a message
+on the page, with the error's status (and Retry-After when it has one).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login, logout
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import UserCreationForm
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render, resolve_url
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_http_methods, require_POST
+
+from games.errors import ServiceError
+
+from . import selectors, services
+
+# Usernames are at most this long in Django's user model; longer input is refused
+# before it reaches the database.
+USERNAME_MAX_CHARS = 150
+# Room for a code typed with a dash or spaces (ABCD-2345, ABCD 2345).
+LINK_CODE_INPUT_MAX_CHARS = 16
+
+
+def _safe_next(request: HttpRequest) -> str:
+    """The `next` of the form or query, if it stays on this site; else ''."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return ""
+
+
+def _client_ip(request: HttpRequest) -> str:
+    # uvicorn runs with --proxy-headers behind the trusted proxy (docker/entrypoint.sh),
+    # so REMOTE_ADDR is already the client's address.
+    return request.META.get("REMOTE_ADDR", "")
+
+
+def _error_page(request: HttpRequest, template: str, context: dict[str, Any], error: ServiceError) -> HttpResponse:
+    response = render(request, template, {**context, "error": error.message}, status=error.status)
+    for name, value in error.headers.items():
+        response[name] = value
+    return response
+
+
+def _not_found(request: HttpRequest, message: str) -> HttpResponse:
+    return render(request, "not_found.html", {"message": message}, status=404)
+
+
+class SignupForm(UserCreationForm):
+    """Django's sign-up form with phone-friendly inputs."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["username"].widget.attrs.update(
+            {"autocomplete": "username", "autocapitalize": "none", "spellcheck": "false", "autofocus": True}
+        )
+        for name in ("password1", "password2"):
+            self.fields[name].widget.attrs.update({"autocomplete": "new-password"})
+
+
+@require_http_methods(["GET", "POST"])
+def signup(request: HttpRequest) -> HttpResponse:
+    next_url = _safe_next(request)
+    if request.user.is_authenticated:
+        return redirect(next_url or resolve_url(settings.LOGIN_REDIRECT_URL))
+    form = SignupForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, f"Welcome, {user.get_username()}! Your account is ready.")
+        return redirect(next_url or resolve_url(settings.LOGIN_REDIRECT_URL))
+    errors = [
+        f"{form.fields[field].label}: {message}" if field in form.fields else message
+        for field, field_errors in form.errors.items()
+        for message in field_errors
+    ]
+    status = 422 if errors else 200
+    return render(request, "accounts/signup.html", {"form": form, "errors": errors, "next": next_url}, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+def login_view(request: HttpRequest) -> HttpResponse:
+    next_url = _safe_next(request)
+    if request.method == "GET" and request.user.is_authenticated:
+        return redirect(next_url or resolve_url(settings.LOGIN_REDIRECT_URL))
+    context: dict[str, Any] = {"next": next_url, "username": "", "username_max": USERNAME_MAX_CHARS}
+    if request.method == "GET":
+        return render(request, "accounts/login.html", context)
+    username = request.POST.get("username", "")
+    context["username"] = username[:USERNAME_MAX_CHARS]
+    try:
+        if len(username) > USERNAME_MAX_CHARS:
+            raise ServiceError(422, "invalid_login", "Wrong username or password.", field="username")
+        user = services.login_authenticate(
+            username=username, password=request.POST.get("password", ""), ip=_client_ip(request)
+        )
+    except ServiceError as error:
+        return _error_page(request, "accounts/login.html", context, error)
+    login(request, user)
+    return redirect(next_url or resolve_url(settings.LOGIN_REDIRECT_URL))
+
+
+@require_POST
+def logout_view(request: HttpRequest) -> HttpResponse:
+    logout(request)
+    return redirect(_safe_next(request) or resolve_url(settings.LOGOUT_REDIRECT_URL))
+
+
+@login_required
+@require_http_methods(["GET"])
+def account(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "accounts/account.html",
+        {
+            "links": selectors.links_of(user=request.user),
+            "games": selectors.linkable_games(),
+            "code_length": services.LINK_CODE_LENGTH,
+            "code_minutes": services.LINK_CODE_TTL_SECS // 60,
+        },
+    )
+
+
+@login_required
+@require_POST
+def unlink(request: HttpRequest, link_id: int) -> HttpResponse:
+    try:
+        link = services.link_delete(user=request.user, link_id=link_id)
+    except ServiceError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"You are no longer linked to {link.player_id} in {link.game.name}.")
+    return redirect("accounts:account")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def link(request: HttpRequest, game: str) -> HttpResponse:
+    found = selectors.game_by_slug(slug=game)
+    if found is None:
+        return _not_found(request, f"There is no game “{game}”.")
+    context: dict[str, Any] = {
+        "game": found,
+        "current": selectors.link_of(user=request.user, game_id=found.pk),
+        "code": "",
+        "code_max": LINK_CODE_INPUT_MAX_CHARS,
+        "code_length": services.LINK_CODE_LENGTH,
+        "code_minutes": services.LINK_CODE_TTL_SECS // 60,
+    }
+    if request.method == "GET":
+        return render(request, "accounts/link.html", context)
+    code = request.POST.get("code", "")
+    context["code"] = code[:LINK_CODE_INPUT_MAX_CHARS]
+    try:
+        if len(code) > LINK_CODE_INPUT_MAX_CHARS:
+            raise ServiceError(422, "invalid", "That is too long for a link code.", field="code")
+        linked = services.link_code_redeem(user=request.user, game=found, code=code, ip=_client_ip(request))
+    except ServiceError as error:
+        return _error_page(request, "accounts/link.html", context, error)
+    messages.success(request, f"You are now linked to player {linked.player_id} in {found.name}.")
+    return redirect("accounts:account")
