@@ -85,6 +85,33 @@ def idempotency(slug: str, key_prefix: str, idempotency_key: str, item: int | No
     return f"idem:{_tag(slug)}:{key_prefix}:{digest}{suffix}"
 
 
+def ledger(slug: str) -> str:
+    """STREAM of every applied submission (and correction), capped by length; a beat
+    task copies it to the ScoreEvent table through the consumer group below."""
+    return f"lb:{_tag(slug)}:events"
+
+
+def close_jobs(slug: str) -> str:
+    """ZSET of period close jobs ('<period>:<period id>') scored by when each is due (ms)."""
+    return f"jobs:{_tag(slug)}:close:due"
+
+
+def close_claims(slug: str) -> str:
+    """ZSET of claimed close jobs scored by their visibility deadline (ms): the reaper
+    returns those whose deadline passed to the due ZSET."""
+    return f"jobs:{_tag(slug)}:close:claimed"
+
+
+def close_attempts(slug: str) -> str:
+    """HASH close job -> attempts so far (for the backoff and the dead-letter limit)."""
+    return f"jobs:{_tag(slug)}:close:attempts"
+
+
+def close_dead(slug: str) -> str:
+    """ZSET of close jobs that failed every attempt, scored by when (ms); admin retries them."""
+    return f"jobs:{_tag(slug)}:close:dead"
+
+
 def board_version(board_key: str) -> str:
     """Counter of the standings messages sent for one board; expires with the board."""
     return f"{board_key}:version"

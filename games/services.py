@@ -266,6 +266,8 @@ def _chunk_call(
         keys.presence_last_seen(slug),
         keys.presence_joined(slug),
         keys.presence_left(slug),
+        keys.close_jobs(slug),
+        keys.ledger(slug),
         *(keys.board(slug, p.kind, p.id) for p in current),
     ]
     args: list[str | int] = [
@@ -279,10 +281,11 @@ def _chunk_call(
         len(current),
         game.presence_timeout_secs * 1000,
         PRESENCE_ANNOUNCE_TTL_MS,
+        settings.ARCHIVE_GRACE_SECS * 1000,
+        settings.LEDGER_STREAM_MAXLEN,
     ]
-    retention_ms = settings.PERIOD_RETENTION_SECS * 1000
     for p in current:
-        args += [p.kind, p.id, "" if p.ends_at_ms is None else p.ends_at_ms + retention_ms]
+        args += [p.kind, p.id, "" if p.ends_at_ms is None else p.ends_at_ms]
     placeholder = keys.idempotency(slug, "-", "-")
     call_id = uuid.uuid4().hex
     for queued in chunk:
@@ -298,6 +301,7 @@ def _chunk_call(
             f"{call_id}:{queued.index}",
             json.dumps({"player_id": item.player_id, "score": item.score, "at": now_ms}),
             idem.fingerprint if idem else "",
+            item.score,
         ]
     return key_list, args
 

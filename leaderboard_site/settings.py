@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "games",
     "presence",
     "accounts",
+    "archive",
 ]
 
 MIDDLEWARE = [
@@ -131,10 +132,17 @@ MAX_BODY_BYTES = 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
 
 # --- Leaderboard tunables -------------------------------------------------
-# How long a finished period's board stays readable in Redis after it ends.
-# Long enough to browse last week's daily boards; archival (issue 5) keeps them
-# for good in the database.
+# How long a finished period's board stays in Redis once it is archived (reads of
+# an archived period come from the database; this only keeps the Redis copy around
+# for late reads and checks). Until it is archived a board has no expiry at all.
 PERIOD_RETENTION_SECS = env_int("PERIOD_RETENTION_SECS", 8 * 24 * 3600, minimum=0)
+# A period's close job runs this long after the period ends, so that submissions
+# that were in flight at the boundary have landed before the board is archived.
+ARCHIVE_GRACE_SECS = env_int("ARCHIVE_GRACE_SECS", 120, minimum=0)
+# The ledger stream of each game keeps about this many entries. The drain copies it
+# to the database every few seconds, so this is hours of headroom at thousands of
+# submissions per second (about 100 bytes per entry: ~100 MB per game at the cap).
+LEDGER_STREAM_MAXLEN = env_int("LEDGER_STREAM_MAXLEN", 1_000_000, minimum=1000)
 # A repeated Idempotency-Key within this window replays the stored response.
 IDEMPOTENCY_TTL_SECS = env_int("IDEMPOTENCY_TTL_SECS", 24 * 3600, minimum=60)
 # The capped list of recent submissions a game page shows.

@@ -15,7 +15,10 @@
 -- KEYS[7] presence online ZSET, KEYS[8] presence last-seen HASH, KEYS[9] presence
 --   joined ZSET, KEYS[10] presence left ZSET: an accepted score is a heartbeat
 --   (the join rule is presence_update.lua's)
--- KEYS[11 .. 10+P] one board ZSET per period, in the order of the period triples below
+-- KEYS[11] close-jobs ZSET ('<period>:<period id>' -> when to archive it, ms): a
+--   period's close job is scheduled when its board is first written
+-- KEYS[12] ledger STREAM: every applied item is appended, for the database copy
+-- KEYS[13 .. 12+P] one board ZSET per period, in the order of the period triples below
 -- then per item, two each: its player's anti-spam ZSET, its idempotency STRING
 --   (a placeholder key when the item has no fingerprint)
 -- ARGV[1] mode: 'increment' | 'best' | 'latest'
@@ -27,11 +30,14 @@
 -- ARGV[7] largest allowed |score| (2^53-1: exact as a double)
 -- ARGV[8] P, the number of periods
 -- ARGV[9] presence timeout, ms; ARGV[10] lifetime of unannounced presence changes, ms
--- ARGV[11 .. 10+3P] per board: period name, period id, expiry ms ('' for never)
--- then per item, six each: player_id; sort-key delta (increment) or value (best,
+-- ARGV[11] grace after a period's end before its close job runs, ms
+-- ARGV[12] ledger length cap (approximate MAXLEN)
+-- ARGV[13 .. 12+3P] per board: period name, period id, period end ms ('' for all-time)
+-- then per item, seven each: player_id; sort-key delta (increment) or value (best,
 --   latest); display name ('' keeps the stored one; a new player gets their id);
 --   a member unique to the item for the anti-spam window; the recent-list entry
---   (JSON text, stored as is); idempotency fingerprint ('' for none)
+--   (JSON text, stored as is); idempotency fingerprint ('' for none); the score as
+--   submitted (for the ledger)
 -- Returns one reply per item, in order, each one of
 --   {'ok', replayed 0|1, display name, (period name, period id, sort key, rank)...}
 --   {'err', 'hidden', ''} | {'err', 'player_rate_limited', retry-after ms}
@@ -43,8 +49,8 @@ local limit = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
 local max_abs = tonumber(ARGV[7])
 local periods = tonumber(ARGV[8])
-local first_item_key = 11 + periods
-local first_item_arg = 11 + 3 * periods
+local first_item_key = 13 + periods
+local first_item_arg = 13 + 3 * periods
 local presence_cutoff = now - tonumber(ARGV[9])
 
 local function heartbeat(player)
@@ -87,9 +93,9 @@ local function apply(spam, idem, player, value, display, member, entry, fingerpr
     -- Check every board before touching any: never a partial update.
     local delta = tonumber(value)
     for i = 1, periods do
-      local current = tonumber(redis.call('ZSCORE', KEYS[10 + i], player) or '0')
+      local current = tonumber(redis.call('ZSCORE', KEYS[12 + i], player) or '0')
       if math.abs(current + delta) > max_abs then
-        return {'err', 'overflow', ARGV[11 + (i - 1) * 3]}
+        return {'err', 'overflow', ARGV[13 + (i - 1) * 3]}
       end
     end
   end
@@ -110,7 +116,7 @@ local function apply(spam, idem, player, value, display, member, entry, fingerpr
 
   local result = {'ok', 0, name}
   for i = 1, periods do
-    local board = KEYS[10 + i]
+    local board = KEYS[12 + i]
     if mode == 'increment' then
       redis.call('ZINCRBY', board, value, player)
     elseif mode == 'best' then
@@ -119,8 +125,8 @@ local function apply(spam, idem, player, value, display, member, entry, fingerpr
       redis.call('ZADD', board, value, player)
     end
     local key = redis.call('ZSCORE', board, player)
-    table.insert(result, ARGV[11 + (i - 1) * 3])
-    table.insert(result, ARGV[12 + (i - 1) * 3])
+    table.insert(result, ARGV[13 + (i - 1) * 3])
+    table.insert(result, ARGV[14 + (i - 1) * 3])
     table.insert(result, key)
     table.insert(result, redis.call('ZCOUNT', board, '-inf', '(' .. key) + 1)
   end
@@ -133,31 +139,34 @@ end
 
 local replies = {}
 local changed = false
-local n = (#ARGV - first_item_arg + 1) / 6
+local n = (#ARGV - first_item_arg + 1) / 7
 for item = 0, n - 1 do
   local k = first_item_key + item * 2
-  local a = first_item_arg + item * 6
+  local a = first_item_arg + item * 7
   local reply = apply(KEYS[k], KEYS[k + 1], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5])
   if reply[1] == 'ok' and reply[2] == 0 then
     changed = true
     heartbeat(ARGV[a])
+    -- The ledger: what was applied, when (its period ids follow from 't'), under which mode.
+    redis.call('XADD', KEYS[12], 'MAXLEN', '~', ARGV[12], '*',
+      'k', 'submit', 'p', ARGV[a], 'v', ARGV[a + 6], 'n', ARGV[a + 2], 'm', mode, 't', ARGV[2])
   end
   table.insert(replies, reply)
 end
 
--- Once per call: bound the recent list, refresh expiries, mark the boards changed.
+-- Once per call: bound the recent list, index the boards, schedule their close
+-- jobs, mark the boards changed. A board has no expiry until its period is archived
+-- (the close job then sets one and updates the index): it never expires unarchived.
 if changed then
   redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
   redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
   for i = 1, periods do
-    local board = KEYS[10 + i]
-    local expiry = ARGV[13 + (i - 1) * 3]
-    if expiry ~= '' then
-      -- After the reads above: an expiry already past removes the key at once.
-      redis.call('PEXPIREAT', board, expiry)
-      redis.call('ZADD', KEYS[5], expiry, board)
-    else
-      redis.call('ZADD', KEYS[5], '+inf', board)
+    local board = KEYS[12 + i]
+    local ends = ARGV[15 + (i - 1) * 3]
+    redis.call('ZADD', KEYS[5], 'NX', '+inf', board)
+    if ends ~= '' then
+      local job = ARGV[13 + (i - 1) * 3] .. ':' .. ARGV[14 + (i - 1) * 3]
+      redis.call('ZADD', KEYS[11], 'NX', tonumber(ends) + tonumber(ARGV[11]), job)
     end
     redis.call('ZADD', KEYS[6], 'NX', now, board)
   end

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tests.games.live_helpers import Sockets
-from tests.live_server import dialogs, page  # noqa: F401 - fixtures of the browser tests
+from tests.live_server import asgi_live_server, browser, dialogs, live_broadcaster, page  # noqa: F401 - fixtures
 
 
 @pytest.fixture

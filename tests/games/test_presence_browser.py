@@ -19,7 +19,7 @@ from accounts.models import PlayerLink
 from games import services
 from games.models import Game
 from tests.conftest import auth
-from tests.live_server import ACTION_TIMEOUT_MS, DESKTOP_VIEWPORT, asgi_live_server, browser, live_broadcaster  # noqa: F401
+from tests.live_server import ACTION_TIMEOUT_MS, DESKTOP_VIEWPORT
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -53,13 +53,13 @@ def game(make_game) -> Game:
 
 
 @pytest.fixture
-def server(game: Game, asgi_live_server: str) -> Iterator[GameServer]:  # noqa: F811
+def server(game: Game, asgi_live_server: str) -> Iterator[GameServer]:
     poster = GameServer(game, asgi_live_server)
     yield poster
     poster.client.close()
 
 
-def signed_in_context(browser: Browser, base_url: str, game: Game, player_id: str) -> BrowserContext:  # noqa: F811
+def signed_in_context(browser: Browser, base_url: str, game: Game, player_id: str) -> BrowserContext:
     """A browser context whose user is signed in and linked to ``player_id``."""
     user = User.objects.create_user("ada", password="pw-123456789")
     PlayerLink.objects.create(user=user, game=game, player_id=player_id)
@@ -82,7 +82,7 @@ def test_it_shows_a_linked_user_online_in_another_browser_while_their_page_is_op
     asgi_live_server,
     live_broadcaster,
     browser,
-    page,  # noqa: F811
+    page,
 ):
     server.score("ada-42", 10, "Ada")
     server.score("bob", 20, "Bob")
@@ -111,7 +111,7 @@ def test_it_shows_a_linked_user_online_in_another_browser_while_their_page_is_op
     linked.close()
 
 
-def test_it_counts_an_anonymous_page_as_watching(game, server, asgi_live_server, live_broadcaster, browser, page):  # noqa: F811
+def test_it_counts_an_anonymous_page_as_watching(game, server, asgi_live_server, live_broadcaster, browser, page):
     page.goto(f"{asgi_live_server}/games/{SLUG}/")
     expect(page.locator("[data-live-status]")).to_have_attribute("data-state", "live")
     expect(page.locator("[data-presence-watching]")).to_have_text("1", timeout=LIVE_WITHIN_MS)
@@ -125,7 +125,7 @@ def test_it_counts_an_anonymous_page_as_watching(game, server, asgi_live_server,
     expect(page.locator("[data-presence-watching]")).to_have_text("1", timeout=LIVE_WITHIN_MS)
 
 
-def test_it_shows_a_game_server_heartbeat_live(game, server, asgi_live_server, live_broadcaster, page):  # noqa: F811
+def test_it_shows_a_game_server_heartbeat_live(game, server, asgi_live_server, live_broadcaster, page):
     server.score("carol", 30, "Carol")
     server.presence(online=[], offline=["carol"])
     page.goto(f"{asgi_live_server}/games/{SLUG}/")
@@ -143,7 +143,7 @@ def test_it_shows_on_the_player_page_when_the_player_comes_and_goes(
     server,
     asgi_live_server,
     live_broadcaster,
-    page,  # noqa: F811
+    page,
 ):
     server.score("carol", 30, "Carol")
     server.presence(online=[], offline=["carol"])
@@ -164,7 +164,7 @@ def test_it_pins_a_linked_users_rank_while_their_row_is_off_the_page(
     server,
     asgi_live_server,
     live_broadcaster,
-    browser,  # noqa: F811
+    browser,
 ):
     for i in range(60):
         server.score(f"p{i:02}", 1000 + i)

@@ -77,20 +77,40 @@ async def test_it_rolls_each_period_over_at_its_boundary(make_game, before, afte
     assert second.periods["all-time"].score == 2
 
 
-async def test_it_expires_period_keys_after_their_end_plus_retention(make_game):
+async def test_it_keeps_period_keys_until_archived_and_schedules_their_close_jobs(make_game):
     game = await config_for(make_game, timezone_name="Europe/Paris")
     now = dt.datetime.now(dt.UTC)
     await services.score_submit(game=game, player_id="a", score=1, now=now)
+    await services.score_submit(game=game, player_id="b", score=2, now=now)
     redis = get_redis()
-    retention_ms = settings.PERIOD_RETENTION_SECS * 1000
+    grace_ms = settings.ARCHIVE_GRACE_SECS * 1000
+    due = dict(await redis.zrange(keys.close_jobs("tetris"), 0, -1, withscores=True))
+    expected = {}
     for kind in ("daily", "weekly", "monthly"):
         period = services.periods.current(kind, "Europe/Paris", now)
-        expected_ttl_ms = period.ends_at_ms + retention_ms - int(now.timestamp() * 1000)
-        ttl_ms = await redis.pttl(keys.board("tetris", kind, period.id))
-        assert expected_ttl_ms - 5_000 < ttl_ms <= expected_ttl_ms
+        # No expiry: the close job sets one once the archive is complete.
+        assert await redis.pttl(keys.board("tetris", kind, period.id)) == -1
+        expected[f"{kind}:{period.id}"] = period.ends_at_ms + grace_ms
+    assert due == expected  # one job per period, scheduled once
     assert await redis.ttl(keys.board("tetris", "all-time", "all-time")) == -1
     assert not await redis.exists(keys.player_spam("tetris", "a"))  # no anti-spam window when unlimited
-    assert await redis.llen(keys.recent("tetris")) == 1
+    assert await redis.llen(keys.recent("tetris")) == 2
+
+
+async def test_it_appends_each_applied_submission_to_the_ledger(make_game):
+    game = await config_for(make_game, mode="increment", max_submissions_per_minute=0)
+    now = dt.datetime.now(dt.UTC)
+    await services.score_submit(game=game, player_id="a", score=5, display_name="Ada", now=now)
+    await services.score_submit(game=game, player_id="a", score=-2, now=now)
+    with pytest.raises(ServiceError):
+        await services.score_submit(game=game, player_id="a", score=10**16, now=now)  # refused: not logged
+
+    entries = await get_redis().xrange(keys.ledger("tetris"))
+
+    assert [fields for _, fields in entries] == [
+        {"k": "submit", "p": "a", "v": "5", "n": "Ada", "m": "increment", "t": str(int(now.timestamp() * 1000))},
+        {"k": "submit", "p": "a", "v": "-2", "n": "", "m": "increment", "t": str(int(now.timestamp() * 1000))},
+    ]
 
 
 async def test_it_bounds_the_recent_list_and_the_spam_window(make_game, settings):

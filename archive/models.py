@@ -1,0 +1,101 @@
+"""The permanent record: finished periods' final standings, and every applied score.
+
+Redis holds the live boards; these tables outlive them. A period is archived
+exactly once by its close job (archive/services.py), and the ledger copies every
+submission the submit script applied (ScoreEvent), so boards can be rebuilt from
+the database if Redis loses its data.
+"""
+
+from __future__ import annotations
+
+from django.core.validators import RegexValidator
+from django.db import models
+
+from games.models import PLAYER_ID_RE, Game
+
+
+class ArchivedPeriod(models.Model):
+    class Status(models.TextChoices):
+        # Being written: a crash leaves this, and the next run finishes it.
+        ARCHIVING = "archiving", "archiving"
+        # `archive_period --force` of a period still open: its close job overwrites it.
+        SNAPSHOT = "snapshot", "snapshot (period still open)"
+        # The final standings; the Redis board's expiry was then shortened.
+        COMPLETE = "complete", "complete"
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="archived_periods")
+    period = models.CharField(max_length=10)
+    period_id = models.CharField(max_length=10)
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+    total = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ARCHIVING)
+    # Marks the rows a run wrote, so that rows of players no longer on the board
+    # (a snapshot overwritten by the final state) are removed at the end of the run.
+    run = models.CharField(max_length=32, blank=True, editable=False)
+    archived_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["game", "-ends_at", "period"]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "period", "period_id"], name="one_archive_per_period"),
+        ]
+        indexes = [models.Index(fields=["game", "-ends_at"], name="archive_game_newest")]
+
+    def __str__(self) -> str:
+        return f"{self.game.slug} {self.period} {self.period_id} ({self.status})"
+
+
+class ArchivedStanding(models.Model):
+    archived_period = models.ForeignKey(ArchivedPeriod, on_delete=models.CASCADE, related_name="standings")
+    rank = models.PositiveIntegerField()
+    player_id = models.CharField(max_length=64, validators=[RegexValidator(PLAYER_ID_RE)])
+    display_name = models.CharField(max_length=64, blank=True)
+    score = models.BigIntegerField()
+    run = models.CharField(max_length=32, editable=False)
+
+    class Meta:
+        ordering = ["archived_period", "rank", "player_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["archived_period", "player_id"], name="one_standing_per_player"),
+        ]
+        indexes = [
+            models.Index(fields=["archived_period", "rank", "player_id"], name="archive_standing_rank"),
+            models.Index(fields=["player_id"], name="archive_standing_player"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.rank} {self.player_id}"
+
+
+class ScoreEvent(models.Model):
+    """One applied submission (or admin correction), copied from the game's ledger stream."""
+
+    class Kind(models.TextChoices):
+        SUBMIT = "submit", "submission"
+        CORRECTION = "correction", "correction"
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="score_events")
+    # The stream entry id '<ms>-<seq>': unique per game, so a re-delivered entry is not stored twice.
+    event_id = models.CharField(max_length=40)
+    # The id's two parts, for ordering replays numerically.
+    stream_ms = models.BigIntegerField()
+    stream_seq = models.BigIntegerField()
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.SUBMIT)
+    player_id = models.CharField(max_length=64)
+    display_name = models.CharField(max_length=64, blank=True, help_text="As submitted; empty kept the stored name.")
+    value = models.BigIntegerField(help_text="The score as submitted (increment games: the amount added).")
+    mode = models.CharField(max_length=10, help_text="The game's mode when it was applied.")
+    # When it was applied: its boards are the periods that contain this instant.
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["game", "stream_ms", "stream_seq"]
+        constraints = [models.UniqueConstraint(fields=["game", "event_id"], name="one_event_per_stream_id")]
+        indexes = [
+            models.Index(fields=["game", "stream_ms", "stream_seq"], name="score_event_replay"),
+            models.Index(fields=["game", "player_id", "stream_ms"], name="score_event_player"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.game.slug} {self.event_id} {self.player_id} {self.value}"
