@@ -8,6 +8,12 @@ from django.conf import settings
 PLAYER_SYNC_INTERVAL_SECS = 2.0
 # API keys' last-used times are copied to the database this often.
 API_KEY_LAST_USED_SYNC_SECS = 10.0
+# Due period close jobs are claimed this often (the issue's "every 5 s").
+CLOSE_JOBS_INTERVAL_SECS = 5.0
+# The catch-up pass over the boards index: cheap, and only matters after data loss.
+CLOSE_JOBS_CATCH_UP_SECS = 60.0
+# The ledger drain: at most this long between an accepted score and its database row.
+LEDGER_DRAIN_INTERVAL_SECS = 5.0
 
 BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "sync-new-players": {
@@ -19,6 +25,24 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "games.tasks.sync_api_key_last_used",
         "schedule": API_KEY_LAST_USED_SYNC_SECS,
         "options": {"expires": API_KEY_LAST_USED_SYNC_SECS * 3},
+    },
+    # Finished periods are archived within this long of their close job falling due.
+    "run-close-jobs": {
+        "task": "archive.tasks.run_close_jobs",
+        "schedule": CLOSE_JOBS_INTERVAL_SECS,
+        "options": {"expires": CLOSE_JOBS_INTERVAL_SECS * 3},
+    },
+    # A safety net: finished boards with no close job (say after a Redis restore) get one.
+    "catch-up-close-jobs": {
+        "task": "archive.tasks.catch_up_close_jobs",
+        "schedule": CLOSE_JOBS_CATCH_UP_SECS,
+        "options": {"expires": CLOSE_JOBS_CATCH_UP_SECS},
+    },
+    # Every applied score reaches the ScoreEvent table within about this long.
+    "drain-ledger": {
+        "task": "archive.tasks.drain_ledger",
+        "schedule": LEDGER_DRAIN_INTERVAL_SECS,
+        "options": {"expires": LEDGER_DRAIN_INTERVAL_SECS * 3},
     },
     # Expired presence members leave (and are announced) within this interval.
     "prune-presence": {

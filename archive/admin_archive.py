@@ -1,0 +1,3 @@
+"""Admin of the archive app (being written)."""
+
+from __future__ import annotations
