@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint bench bench-fanout clean
+.PHONY: run test install lint bench bench-fanout bench-presence clean
 
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,9 @@ bench: $(STAMP)
 
 bench-fanout: $(STAMP)
 	$(PY) bench/fanout.py
+
+bench-presence: $(STAMP)
+	$(PY) bench/presence.py
 
 clean:
 	rm -rf $(VENV) var staticfiles

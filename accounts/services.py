@@ -118,7 +118,7 @@ async def link_code_issue(*, game: GameConfig, player_id: str, now: dt.datetime 
     Raises ServiceError: 422 malformed player id, 403 hidden player, 429 when the
     player already has LINK_CODES_PER_PLAYER live codes (with Retry-After).
     """
-    if not isinstance(player_id, str) or not _PLAYER_ID.match(player_id):
+    if not isinstance(player_id, str) or not _PLAYER_ID.fullmatch(player_id):
         raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
     now_ms = _ms(now)
     for _ in range(LINK_CODE_DRAWS_MAX):

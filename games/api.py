@@ -277,7 +277,7 @@ def _board_out(board: selectors.Board) -> dict[str, Any]:
 
 
 def checked_player_id(value: str) -> str:
-    if not _PLAYER_ID.match(value):
+    if not _PLAYER_ID.fullmatch(value):
         raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
     return value
 
@@ -310,7 +310,7 @@ def _ids(ids: str) -> list[str]:
     if len(parsed) > MAX_FRIENDS:
         raise ServiceError(422, "invalid", f"At most {MAX_FRIENDS} player ids.", field="ids")
     for player_id in parsed:
-        if not _PLAYER_ID.match(player_id):
+        if not _PLAYER_ID.fullmatch(player_id):
             raise ServiceError(422, "invalid", f"{player_id[:70]!r} is not a valid player id.", field="ids")
     return parsed
 

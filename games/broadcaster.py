@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import uuid
 from dataclasses import dataclass, field
 
 from django.utils import timezone
@@ -43,6 +44,8 @@ class BroadcasterState:
     last_sent: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     # game slug -> the (online, watching) counts it last sent
     presence_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Names this broadcaster when it holds a game's presence announcer lease.
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
 @dataclass
@@ -107,7 +110,10 @@ async def tick(
 
 async def _announce_presence(game: config.GameConfig, state: BroadcasterState, now: dt.datetime) -> bool:
     """One ``presence`` message if anyone joined or left, or the counts moved (expiry moves them too)."""
-    changes = await presence_services.presence_claim_changes(game=game, now=now)
+    changes = await presence_services.presence_claim_changes(game=game, announcer=state.token, now=now)
+    if changes is None:
+        state.presence_counts.pop(game.slug, None)  # another broadcaster announces; resend on takeover
+        return False
     counts = (changes.online, changes.watching)
     if not changes.joined and not changes.left and state.presence_counts.get(game.slug) == counts:
         return False

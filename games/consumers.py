@@ -182,7 +182,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         player_ids = message.get("player_ids")
         if (
             not isinstance(player_ids, list)
-            or not all(isinstance(p, str) and _PLAYER_ID.match(p) for p in player_ids)
+            or not all(isinstance(p, str) and _PLAYER_ID.fullmatch(p) for p in player_ids)
             or len(self.followed | set(player_ids)) > MAX_FOLLOWED
         ):
             await self.error("invalid", f"player_ids must be a list of at most {MAX_FOLLOWED} valid player ids.")

@@ -147,7 +147,8 @@ def presence_tabs(slug: str, player_id: str) -> str:
 
 
 def presence_last_seen(slug: str) -> str:
-    """HASH player_id -> last seen (ms) of players no longer in the online ZSET."""
+    """ZSET player_id -> last seen (ms) of players no longer in the online ZSET; the prune
+    task drops entries older than presence.services.PRESENCE_LAST_SEEN_KEEP_SECS."""
     return f"presence:{_tag(slug)}:last-seen"
 
 
@@ -159,6 +160,12 @@ def presence_joined(slug: str) -> str:
 def presence_left(slug: str) -> str:
     """ZSET of leaves not yet announced (player_id -> when, ms); the broadcaster pops it."""
     return f"presence:{_tag(slug)}:left"
+
+
+def presence_announcer(slug: str) -> str:
+    """STRING: the broadcaster that announces this game's presence (a lease, PX). One at a
+    time, because presence messages are changes: out of order, a socket would drop some."""
+    return f"presence:{_tag(slug)}:announcer"
 
 
 def presence_version(slug: str) -> str:
@@ -198,3 +205,44 @@ def login_failures_user(username: str) -> str:
 def login_failures_ip(ip: str) -> str:
     """ZSET sliding window of failed log-ins from one client address (IPv6: one /64)."""
     return f"login:{{accounts}}:fail-ip:{ip}"
+
+
+# --------------------------------------------------------------------------- archive
+
+
+def close_errors(slug: str) -> str:
+    """HASH close job -> its last failure (text, for admin); cleared when the job succeeds."""
+    return f"jobs:{_tag(slug)}:close:errors"
+
+
+def archive_lock(slug: str, period: str, period_id: str) -> str:
+    """STRING holding the id of the archive run writing one period's rows; expires if it dies."""
+    return f"jobs:{_tag(slug)}:archive-lock:{period}:{period_id}"
+
+
+def every_game_pattern() -> str:
+    """SCAN pattern of every game's ``lb:`` keys (the catch-up pass looks for period boards)."""
+    return "lb:{*}:*"
+
+
+def parse_board(key: str) -> tuple[str, str, str] | None:
+    """(slug, period, period id) of a key :func:`board` named, or None for any other key.
+
+    Only the shape is checked (the caller validates the period and its id): other
+    ``lb:`` keys have one part after the tag, or three and more (stashes, versions).
+    """
+    if not key.startswith("lb:{"):
+        return None
+    slug, brace, rest = key[4:].partition("}:")
+    parts = rest.split(":")
+    if not brace or not slug or len(parts) != 2 or not all(parts):
+        return None
+    return slug, parts[0], parts[1]
+
+
+# --------------------------------------------------------------------------- ledger
+
+
+def board_rebuild(board_key: str, run: str) -> str:
+    """ZSET a rebuild run writes one board into before swapping it in (expires if the run dies)."""
+    return f"{board_key}:rebuild:{run}"

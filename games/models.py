@@ -13,6 +13,7 @@ from . import periods
 # Scores are exact in a Redis double only up to 2**53 - 1.
 MAX_SAFE_SCORE = 2**53 - 1
 
+# Match with re.fullmatch: with re.match, "$" would also accept a trailing newline.
 PLAYER_ID_RE = r"^[A-Za-z0-9_.:-]{1,64}$"
 SLUG_RE = r"^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$"
 

@@ -228,7 +228,7 @@ class Idempotency:
 
 
 def _check(game: GameConfig, item: Submission) -> None:
-    if not _PLAYER_ID.match(item.player_id):
+    if not _PLAYER_ID.fullmatch(item.player_id):
         raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
     if isinstance(item.score, bool) or not isinstance(item.score, int) or abs(item.score) > MAX_SAFE_SCORE:
         raise ServiceError(422, "invalid", "Must be an integer with |score| <= 2^53-1.", field="score")
@@ -293,6 +293,7 @@ def _chunk_call(
         key_list += [
             keys.player_spam(slug, item.player_id),
             keys.idempotency(slug, idem.key_prefix, idem.key, queued.index) if idem else placeholder,
+            keys.presence_tabs(slug, item.player_id),
         ]
         args += [
             item.player_id,

@@ -13,6 +13,11 @@ from games import keys, scripts
 from games.config import GameConfig
 from leaderboard_site.redis import get_redis
 
+# A player's last-seen time is kept this long after they went offline ("last seen 3
+# weeks ago"), then forgotten: reads stop showing it and the prune drops it, so the
+# last-seen ZSET holds only recent players.
+PRESENCE_LAST_SEEN_KEEP_SECS = 30 * 24 * 3600
+
 
 @dataclass(frozen=True)
 class OnlinePlayer:
@@ -69,14 +74,17 @@ async def presence_page(
 
 
 async def player_presence(*, game: GameConfig, player_id: str, now: dt.datetime | None = None) -> PlayerPresence:
-    """Whether a player is online, and when they were last seen (None: never, as far as Redis knows)."""
+    """Whether a player is online, and when they were last seen (None: never, or longer ago than
+    PRESENCE_LAST_SEEN_KEEP_SECS)."""
     async with get_redis().pipeline(transaction=True) as pipe:
         pipe.zscore(keys.presence_online(game.slug), player_id)
-        pipe.hget(keys.presence_last_seen(game.slug), player_id)
+        pipe.zscore(keys.presence_last_seen(game.slug), player_id)
         score, stored = await pipe.execute()
     if score is not None:
         return PlayerPresence(online=score >= _cutoff_ms(game, now), last_seen=_time(score))
-    return PlayerPresence(online=False, last_seen=_time(stored) if stored else None)
+    if stored is None or stored < _ms(now) - PRESENCE_LAST_SEEN_KEEP_SECS * 1000:
+        return PlayerPresence(online=False, last_seen=None)  # the prune drops these too
+    return PlayerPresence(online=False, last_seen=_time(stored))
 
 
 async def online_among(*, game: GameConfig, player_ids: Sequence[str], now: dt.datetime | None = None) -> set[str]:

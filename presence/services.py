@@ -23,7 +23,7 @@ from games.errors import ServiceError
 from games.models import PLAYER_ID_RE, Game
 from leaderboard_site.redis import get_redis, run_sync
 
-from .selectors import OnlinePlayer
+from .selectors import PRESENCE_LAST_SEEN_KEEP_SECS, OnlinePlayer
 
 # A game server may report at most this many players per request, as for score batches.
 PRESENCE_BATCH_MAX = 1000
@@ -33,12 +33,16 @@ PAGE_HEARTBEAT_MAX_SECS = 20.0
 # Joins and leaves not announced within this long are dropped: the counts stay right,
 # and a broadcaster that was down does not replay stale changes when it comes back.
 PRESENCE_ANNOUNCE_TTL_MS = 60_000
-# One prune call removes at most this many players, so it holds Redis for a few ms
-# at most; the task calls again until a game has no more expired members.
-PRUNE_BATCH_MAX = 5000
+# One prune call removes at most this many players: about 3.7 µs each inside Redis
+# (bench/presence.py), so one call holds Redis for about 4 ms; the task calls again
+# until a game has no more expired members.
+PRUNE_BATCH_MAX = 1000
 # The broadcaster announces at most this many joins and this many leaves per game per
 # tick; the rest go out on the next ticks.
 ANNOUNCE_MAX_PER_TICK = 200
+# One broadcaster at a time announces a game's presence; if it dies, another takes
+# over this long after its last tick.
+ANNOUNCER_LEASE_MS = 2000
 
 _PLAYER_ID = re.compile(PLAYER_ID_RE)
 
@@ -64,6 +68,11 @@ def _core_keys(slug: str) -> list[str]:
     ]
 
 
+def _update_keys(slug: str, player_ids: Sequence[str]) -> list[str]:
+    """KEYS of presence_update.lua: the game's keys, then each player's tabs HASH."""
+    return [*_core_keys(slug), keys.hidden(slug), *(keys.presence_tabs(slug, p) for p in player_ids)]
+
+
 # --------------------------------------------------------------------------- game servers
 
 
@@ -78,7 +87,7 @@ class Reported:
 def _check_ids(ids: Sequence[object], field: str) -> list[str]:
     checked: list[str] = []
     for i, player_id in enumerate(ids):
-        if not isinstance(player_id, str) or not _PLAYER_ID.match(player_id):
+        if not isinstance(player_id, str) or not _PLAYER_ID.fullmatch(player_id):
             raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field=f"{field}[{i}]")
         checked.append(player_id)
     return list(dict.fromkeys(checked))
@@ -100,7 +109,7 @@ async def presence_report(
         return Reported(0, 0, 0, 0)
     joined, left = await scripts.PRESENCE_UPDATE(
         get_redis(),
-        _core_keys(game.slug),
+        _update_keys(game.slug, [*online_ids, *offline_ids]),
         ["server", _ms(now), _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, len(online_ids), *online_ids, *offline_ids],
     )
     return Reported(len(online_ids), len(offline_ids), int(joined), int(left))
@@ -113,7 +122,7 @@ async def page_beat(*, game: GameConfig, player_id: str, socket_id: str, now: dt
     """An open page of the user linked to ``player_id``; True if the player just came online."""
     joined = await scripts.PRESENCE_UPDATE(
         get_redis(),
-        [*_core_keys(game.slug), keys.presence_tabs(game.slug, player_id)],
+        _update_keys(game.slug, [player_id]),
         ["page_beat", _ms(now), _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, player_id, socket_id],
     )
     return bool(joined)
@@ -123,7 +132,7 @@ async def page_leave(*, game: GameConfig, player_id: str, socket_id: str, now: d
     """A linked user's page closed: 'left', 'stay' (another page or source keeps them) or 'gone'."""
     return await scripts.PRESENCE_UPDATE(
         get_redis(),
-        [*_core_keys(game.slug), keys.presence_tabs(game.slug, player_id)],
+        _update_keys(game.slug, [player_id]),
         ["page_leave", _ms(now), _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, player_id, socket_id],
     )
 
@@ -148,7 +157,7 @@ async def presence_prune(*, game: GameConfig, now: dt.datetime | None = None) ->
         batch = await scripts.PRESENCE_PRUNE(
             get_redis(),
             [*_core_keys(game.slug), keys.presence_watching(game.slug)],
-            [now_ms, _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, PRUNE_BATCH_MAX],
+            [now_ms, _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, PRUNE_BATCH_MAX, PRESENCE_LAST_SEEN_KEEP_SECS * 1000],
         )
         removed += batch
         if len(batch) < PRUNE_BATCH_MAX:
@@ -176,10 +185,15 @@ class Announcement:
     left: list[str]
 
 
-async def presence_claim_changes(*, game: GameConfig, now: dt.datetime | None = None) -> Announcement:
-    """The broadcaster's claim of a game's unannounced joins and leaves (each to one caller)."""
+async def presence_claim_changes(
+    *, game: GameConfig, announcer: str, now: dt.datetime | None = None
+) -> Announcement | None:
+    """The broadcaster's claim of a game's unannounced joins and leaves (each to one caller).
+
+    None when another broadcaster (``announcer`` is the caller's token) holds the lease.
+    """
     slug = game.slug
-    version, online, watching, joins, leaves = await scripts.PRESENCE_ANNOUNCE(
+    reply = await scripts.PRESENCE_ANNOUNCE(
         get_redis(),
         [
             keys.presence_joined(slug),
@@ -188,9 +202,13 @@ async def presence_claim_changes(*, game: GameConfig, now: dt.datetime | None = 
             keys.presence_watching(slug),
             keys.presence_version(slug),
             keys.names(slug),
+            keys.presence_announcer(slug),
         ],
-        [_ms(now), _timeout_ms(game), ANNOUNCE_MAX_PER_TICK],
+        [_ms(now), _timeout_ms(game), ANNOUNCE_MAX_PER_TICK, announcer, ANNOUNCER_LEASE_MS],
     )
+    if reply[0] == 0:
+        return None
+    version, online, watching, joins, leaves = reply
     joined = [
         OnlinePlayer(joins[i], joins[i + 1], dt.datetime.fromtimestamp(int(float(joins[i + 2])) / 1000, tz=dt.UTC))
         for i in range(0, len(joins), 3)

@@ -1,11 +1,21 @@
 -- The broadcaster's claim of a game's unannounced presence changes, with the
--- counts to send beside them. ZPOPMIN hands each change to exactly one caller.
+-- counts to send beside them. ZPOPMIN hands each change to exactly one caller, and
+-- only the holder of the announcer lease claims at all: presence messages are
+-- changes, so they must leave one sender in version order (a socket drops a
+-- version older than one it has). Another broadcaster takes over when the lease
+-- lapses.
 --
 -- KEYS[1] joined ZSET, KEYS[2] left ZSET, KEYS[3] online ZSET, KEYS[4] watching ZSET,
--- KEYS[5] version counter, KEYS[6] names HASH
--- ARGV[1] now, epoch ms; ARGV[2] timeout, ms; ARGV[3] most joins and most leaves per call
--- Returns {version, online count, watching count, {player_id, display name, joined ms, ...},
---   {player_id, ...}}; the version only increases.
+-- KEYS[5] version counter, KEYS[6] names HASH, KEYS[7] announcer lease STRING
+-- ARGV[1] now, epoch ms; ARGV[2] timeout, ms; ARGV[3] most joins and most leaves per call;
+-- ARGV[4] the caller's token; ARGV[5] lease length, ms
+-- Returns {0} when another broadcaster holds the lease, else {version, online count,
+--   watching count, {player_id, display name, joined ms, ...}, {player_id, ...}}; the
+--   version only increases.
+
+local holder = redis.call('GET', KEYS[7])
+if holder and holder ~= ARGV[4] then return {0} end
+redis.call('SET', KEYS[7], ARGV[4], 'PX', ARGV[5])
 
 local cutoff = tonumber(ARGV[1]) - tonumber(ARGV[2])
 local max = tonumber(ARGV[3])

@@ -12,15 +12,16 @@
 -- KEYS[4] pending-players ZSET (rows the database must create or refresh)
 -- KEYS[5] boards index ZSET (board key -> expiry ms, '+inf' for never)
 -- KEYS[6] dirty ZSET (board key -> first change ms), read by the live broadcaster
--- KEYS[7] presence online ZSET, KEYS[8] presence last-seen HASH, KEYS[9] presence
+-- KEYS[7] presence online ZSET, KEYS[8] presence last-seen ZSET, KEYS[9] presence
 --   joined ZSET, KEYS[10] presence left ZSET: an accepted score is a heartbeat
 --   (the join rule is presence_update.lua's)
 -- KEYS[11] close-jobs ZSET ('<period>:<period id>' -> when to archive it, ms): a
 --   period's close job is scheduled when its board is first written
 -- KEYS[12] ledger STREAM: every applied item is appended, for the database copy
 -- KEYS[13 .. 12+P] one board ZSET per period, in the order of the period triples below
--- then per item, two each: its player's anti-spam ZSET, its idempotency STRING
---   (a placeholder key when the item has no fingerprint)
+-- then per item, three each: its player's anti-spam ZSET, its idempotency STRING
+--   (a placeholder key when the item has no fingerprint), its player's presence
+--   tabs HASH (a score is recorded there while the player has a page open)
 -- ARGV[1] mode: 'increment' | 'best' | 'latest'
 -- ARGV[2] now, epoch ms
 -- ARGV[3] anti-spam limit per window and player, 0 for none
@@ -53,11 +54,13 @@ local first_item_key = 13 + periods
 local first_item_arg = 13 + 3 * periods
 local presence_cutoff = now - tonumber(ARGV[9])
 
-local function heartbeat(player)
+local function heartbeat(player, tabs)
+  if redis.call('EXISTS', tabs) == 1 then redis.call('HSET', tabs, '~other', now) end
+  if redis.call('SISMEMBER', KEYS[2], player) == 1 then return end
   local before = redis.call('ZSCORE', KEYS[7], player)
   redis.call('ZADD', KEYS[7], 'GT', now, player)
   if before and tonumber(before) >= presence_cutoff then return end
-  redis.call('HDEL', KEYS[8], player)
+  redis.call('ZREM', KEYS[8], player)
   redis.call('ZREM', KEYS[10], player)
   redis.call('ZADD', KEYS[9], now, player)
   redis.call('PEXPIRE', KEYS[9], ARGV[10])
@@ -141,12 +144,12 @@ local replies = {}
 local changed = false
 local n = (#ARGV - first_item_arg + 1) / 7
 for item = 0, n - 1 do
-  local k = first_item_key + item * 2
+  local k = first_item_key + item * 3
   local a = first_item_arg + item * 7
   local reply = apply(KEYS[k], KEYS[k + 1], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5])
   if reply[1] == 'ok' and reply[2] == 0 then
     changed = true
-    heartbeat(ARGV[a])
+    heartbeat(ARGV[a], KEYS[k + 2])
     -- The ledger: what was applied, when (its period ids follow from 't'), under which mode.
     redis.call('XADD', KEYS[12], 'MAXLEN', '~', ARGV[12], '*',
       'k', 'submit', 'p', ARGV[a], 'v', ARGV[a + 6], 'n', ARGV[a + 2], 'm', mode, 't', ARGV[2])

@@ -1,0 +1,89 @@
+"""An accepted score is a heartbeat (games/lua/submit_score.lua); a refused or replayed one is not."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from games import services as game_services
+from games.errors import ServiceError
+from games.models import Game
+from presence import selectors, services
+from tests.presence.conftest import at, redis_state
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def presence_of(game, player_id, now):
+    found = await selectors.player_presence(game=game, player_id=player_id, now=now)
+    return found.online, found.last_seen
+
+
+async def test_it_counts_an_accepted_score_as_a_heartbeat_and_a_join(presence_game):
+    game = await presence_game()
+    await game_services.score_submit(game=game, player_id="a", score=10, display_name="Ann", now=at(0))
+    assert await presence_of(game, "a", at(60)) == (True, at(0))
+    await game_services.score_submit(game=game, player_id="a", score=12, now=at(30))
+    assert await presence_of(game, "a", at(90)) == (True, at(30))
+    page = await selectors.presence_page(game=game, now=at(30))
+    assert [(p.player_id, p.display_name, p.last_seen) for p in page.players] == [("a", "Ann", at(30))]
+    claim = await services.presence_claim_changes(announcer="test", game=game, now=at(30))
+    assert [(p.player_id, p.display_name, p.last_seen) for p in claim.joined] == [("a", "Ann", at(0))]
+
+
+async def test_it_counts_every_accepted_item_of_a_batch(presence_game):
+    game = await presence_game(min_score=0)
+    items = [
+        game_services.Submission("a", 1, None),
+        game_services.Submission("b", -1, None),  # out of bounds
+        game_services.Submission("c", 3, "Cy"),
+    ]
+    results = await game_services.score_submit_many(game=game, items=items, now=at(0))
+    assert [isinstance(r, ServiceError) for r in results] == [False, True, False]
+    page = await selectors.presence_page(game=game, now=at(0))
+    assert [(p.player_id, p.display_name) for p in page.players] == [("c", "Cy"), ("a", "a")]
+    assert await presence_of(game, "b", at(0)) == (False, None)
+
+
+async def test_it_does_not_count_a_score_out_of_bounds(presence_game):
+    game = await presence_game(min_score=0, max_score=100)
+    before = await redis_state()
+    for score in (-1, 101):
+        with pytest.raises(ServiceError):
+            await game_services.score_submit(game=game, player_id="a", score=score, now=at(0))
+    assert await presence_of(game, "a", at(0)) == (False, None)
+    assert await redis_state() == before
+
+
+async def test_it_does_not_count_a_score_of_a_hidden_player(presence_game):
+    game = await presence_game()
+    model = await Game.objects.aget(slug=game.slug)
+    await sync_to_async(game_services.player_set_hidden)(game=model, player_id="a", hidden=True, now=at(0))
+    before = await redis_state("presence:*")
+    with pytest.raises(ServiceError) as refused:
+        await game_services.score_submit(game=game, player_id="a", score=5, now=at(1))
+    assert refused.value.code == "player_hidden"
+    assert await presence_of(game, "a", at(1)) == (False, None)
+    assert await redis_state("presence:*") == before
+
+
+async def test_it_does_not_count_a_score_refused_by_the_anti_spam_limit(presence_game):
+    game = await presence_game(max_submissions_per_minute=1)
+    await game_services.score_submit(game=game, player_id="a", score=5, now=at(0))
+    with pytest.raises(ServiceError) as refused:
+        await game_services.score_submit(game=game, player_id="a", score=6, now=at(10))
+    assert refused.value.code == "player_rate_limited"
+    assert await presence_of(game, "a", at(10)) == (True, at(0))
+
+
+async def test_it_does_not_move_last_seen_on_an_idempotent_replay(presence_game):
+    game = await presence_game()
+    idem = game_services.Idempotency("abcd1234", "retry-1", "fingerprint")
+    first = await game_services.score_submit(game=game, player_id="a", score=5, idempotency=idem, now=at(0))
+    assert not first.replayed
+    await services.presence_claim_changes(announcer="test", game=game, now=at(0))
+    replay = await game_services.score_submit(game=game, player_id="a", score=5, idempotency=idem, now=at(100))
+    assert replay.replayed
+    assert await presence_of(game, "a", at(100)) == (False, at(0))
+    claim = await services.presence_claim_changes(announcer="test", game=game, now=at(100))
+    assert (claim.joined, claim.left) == ([], [])
