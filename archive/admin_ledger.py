@@ -1,3 +1,140 @@
-"""Admin of the archive app (being written)."""
+"""Admin of the score ledger: every player's score events (read-only), and the
+"Correct a score" view, which adapts a form to archive.ledger.score_correct."""
 
 from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.http import urlencode
+
+from games.admin import REDIS_DOWN_MESSAGE, REDIS_ERRORS
+from games.errors import ServiceError
+from games.models import MAX_SAFE_SCORE, Game
+
+from . import ledger
+from .models import ScoreEvent
+
+# A correction adds a ledger event, so it takes the permission to add one.
+CORRECT_PERMISSION = "archive.add_scoreevent"
+CORRECT_URL_NAME = "admin:archive_scoreevent_correct"
+
+
+@admin.register(ScoreEvent)
+class ScoreEventAdmin(admin.ModelAdmin):
+    """The ledger as the drain copied it: never edited here (a correction is a new event)."""
+
+    change_list_template = "admin/archive/scoreevent/change_list.html"
+    list_display = ("at", "game", "kind", "player_id", "value", "display_name", "mode", "event_id")
+    list_filter = ("game", "kind")
+    search_fields = ("player_id",)
+    list_select_related = ("game",)
+    ordering = ("-stream_ms", "-stream_seq")
+    fields = (
+        "game",
+        "event_id",
+        "kind",
+        "player_id",
+        "display_name",
+        "value",
+        "mode",
+        "at",
+        "reason",
+    )
+    readonly_fields = fields
+    actions = ("correct_player",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: ScoreEvent | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: ScoreEvent | None = None) -> bool:
+        return False
+
+    def has_correct_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(CORRECT_PERMISSION)
+
+    @admin.action(description="Correct the score of this event's player", permissions=["correct"])
+    def correct_player(self, request: HttpRequest, queryset: QuerySet[ScoreEvent]) -> HttpResponse | None:
+        players = list(queryset.order_by().values_list("game_id", "player_id").distinct()[:2])
+        if len(players) != 1:
+            self.message_user(request, "Select the events of one player to correct their score.", messages.WARNING)
+            return None
+        ((game_id, player_id),) = players
+        return HttpResponseRedirect(
+            f"{reverse(CORRECT_URL_NAME)}?{urlencode({'game': game_id, 'player_id': player_id})}"
+        )
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, object] | None = None) -> HttpResponse:
+        context = {**(extra_context or {}), "can_correct": self.has_correct_permission(request)}
+        return super().changelist_view(request, context)
+
+    def get_urls(self) -> list[URLPattern]:
+        view = self.admin_site.admin_view(self.correct_view)
+        return [path("correct/", view, name=CORRECT_URL_NAME.removeprefix("admin:")), *super().get_urls()]
+
+    def correct_view(self, request: HttpRequest) -> HttpResponse:
+        """GET: the correction form (prefilled from ?game=&player_id=); POST: apply it."""
+        if not self.has_correct_permission(request):
+            raise PermissionDenied
+        if request.method == "POST":
+            form = CorrectionForm(request.POST)
+            if form.is_valid() and self._correct(request, form):
+                return HttpResponseRedirect(self._events_url(form.cleaned_data["game"], form.cleaned_data["player_id"]))
+        else:
+            form = CorrectionForm(initial=request.GET.dict())
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Correct a score",
+            "opts": self.opts,
+            "form": form,
+        }
+        return TemplateResponse(request, "admin/archive/scoreevent/correct.html", context)
+
+    def _correct(self, request: HttpRequest, form: CorrectionForm) -> bool:
+        data = form.cleaned_data
+        game: Game = data["game"]
+        try:
+            corrected = ledger.score_correct(
+                game=game, player_id=data["player_id"], value=data["value"], reason=data["reason"]
+            )
+        except ServiceError as error:
+            if error.field in form.fields:
+                form.add_error(error.field, error.message)
+            else:
+                form.add_error(None, error.message)
+            self.message_user(request, f"Nothing was changed: {error.message}", messages.ERROR)
+            return False
+        except REDIS_ERRORS:
+            self.message_user(request, REDIS_DOWN_MESSAGE, messages.ERROR)
+            return False
+        standings = ", ".join(f"{s.period} {s.period_id}: {s.score} (#{s.rank})" for s in corrected.periods.values())
+        self.message_user(
+            request,
+            f"Corrected {corrected.player_id} in {game.slug}: {standings}. "
+            "Its ledger event appears here within seconds.",
+            messages.SUCCESS,
+        )
+        return True
+
+    def _events_url(self, game: Game, player_id: str) -> str:
+        query = urlencode({"game__id__exact": game.pk, "q": player_id})
+        return f"{reverse('admin:archive_scoreevent_changelist')}?{query}"
+
+
+class CorrectionForm(forms.Form):
+    game = forms.ModelChoiceField(queryset=Game.objects.order_by("name"))
+    player_id = forms.CharField(max_length=64)
+    value = forms.IntegerField(
+        min_value=-MAX_SAFE_SCORE,
+        max_value=MAX_SAFE_SCORE,
+        help_text="Increment games: the amount to add (negative to take away). "
+        "Best and latest games: the player's new score on the current boards, even if lower than their best.",
+    )
+    reason = forms.CharField(max_length=ledger.CORRECTION_REASON_MAX_CHARS, required=False, widget=forms.TextInput)

@@ -88,6 +88,8 @@ class ScoreEvent(models.Model):
     mode = models.CharField(max_length=10, help_text="The game's mode when it was applied.")
     # When it was applied: its boards are the periods that contain this instant.
     at = models.DateTimeField()
+    # Why an admin made a correction (empty for submissions).
+    reason = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["game", "stream_ms", "stream_seq"]

@@ -61,6 +61,19 @@ PRESENCE_READ = _load("presence_read")
 LINK_CODE_ISSUE = _load("link_code_issue")
 LINK_CODE_REDEEM = _load("link_code_redeem")
 LOGIN_FAILURES = _load("login_failures")
+SCORE_CORRECT = _load("score_correct")
+BOARD_SWAP = _load("board_swap")
+NAMES_RESTORE = _load("names_restore")
+LEDGER_CONSUMERS_PRUNE = _load("ledger_consumers_prune")
+CLOSE_CLAIM = _load("close_claim")
+CLOSE_ACK = _load("close_ack")
+CLOSE_EXTEND = _load("close_extend")
+CLOSE_FAIL = _load("close_fail")
+CLOSE_REAP = _load("close_reap")
+CLOSE_RETRY = _load("close_retry")
+CLOSE_SCHEDULE = _load("close_schedule")
+CLOSE_RETAIN = _load("close_retain")
+CLOSE_LOCK = _load("close_lock")
 
 ALL: tuple[Script, ...] = (
     SUBMIT_SCORE,
@@ -78,6 +91,19 @@ ALL: tuple[Script, ...] = (
     LINK_CODE_ISSUE,
     LINK_CODE_REDEEM,
     LOGIN_FAILURES,
+    SCORE_CORRECT,
+    BOARD_SWAP,
+    NAMES_RESTORE,
+    LEDGER_CONSUMERS_PRUNE,
+    CLOSE_CLAIM,
+    CLOSE_ACK,
+    CLOSE_EXTEND,
+    CLOSE_FAIL,
+    CLOSE_REAP,
+    CLOSE_RETRY,
+    CLOSE_SCHEDULE,
+    CLOSE_RETAIN,
+    CLOSE_LOCK,
 )
 
 

@@ -1,0 +1,613 @@
+"""The score ledger: every applied score, copied from Redis to the database, and
+replayed into Redis when Redis lost its boards (docs/ledger.md).
+
+- :func:`ledger_drain` (beat task, every few seconds) copies each game's ledger
+  stream into the ScoreEvent table through a consumer group: read, bulk insert,
+  acknowledge. At least once: an entry read but not acknowledged (a crash) is
+  delivered again, and the unique (game, event id) keeps the table free of
+  duplicates.
+- :func:`score_correct` is an admin's correction: applied to the current boards
+  and appended to the ledger in one script, so a replay reproduces it.
+- :func:`leaderboards_rebuild` (``manage.py rebuild_leaderboards``) replays the
+  ledger into temporary keys and swaps them in atomically.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import re
+import socket
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+from redis.exceptions import ResponseError
+
+from games import keys, periods, scripts
+from games.config import GameConfig
+from games.errors import ServiceError
+from games.models import MAX_SAFE_SCORE, PLAYER_ID_RE, Game, Player
+from games.services import PeriodStanding
+from leaderboard_site.redis import get_redis, run_sync
+
+from .models import ArchivedPeriod, ScoreEvent
+
+logger = logging.getLogger(__name__)
+
+# The consumer group that copies every game's ledger stream to the database. One
+# group: each entry is stored once, whichever drain process reads it.
+LEDGER_GROUP = "ledger-db"
+# Entries per XREADGROUP and per INSERT: one drain every 5 s moves thousands of
+# entries per second in a few round trips, and one INSERT stays well under
+# SQLite's and PostgreSQL's statement limits.
+LEDGER_DRAIN_BATCH = 1000
+# An entry another consumer has held unacknowledged this long is taken over: a
+# drain run takes well under a second per batch, so that consumer has died.
+LEDGER_CLAIM_MIN_IDLE_MS = 60_000
+# At most this many batches are taken over per run (the rest on the next run): a
+# run's length stays bounded however much a dead consumer held.
+LEDGER_CLAIM_BATCHES_PER_RUN = 100
+# Consumers idle this long with nothing pending are dropped from the group: each
+# drain process has its own (host-pid), so restarts would leave them piling up.
+LEDGER_CONSUMER_IDLE_DROP_MS = 24 * 3600 * 1000
+# Rebuild: events per database fetch and per stream read (memory stays flat).
+REBUILD_READ_CHUNK = 5000
+# Rebuild: members per ZADD into a temporary board (one round trip each).
+REBUILD_WRITE_CHUNK = 5000
+# Rebuild: names per restore call (each call holds Redis for about a millisecond).
+REBUILD_NAMES_CHUNK = 1000
+# A rebuild's temporary boards expire this long after their last write, should the
+# run die before the swap: far longer than any run between its writes and its swap.
+REBUILD_TEMP_TTL_MS = 3600 * 1000
+# The swap is refused while new ledger entries arrive; each retry replays only
+# those, so a handful of attempts suffices even under steady traffic.
+REBUILD_SWAP_ATTEMPTS = 50
+# An admin's reason for a correction, stored with its ledger entry.
+CORRECTION_REASON_MAX_CHARS = 200
+
+_PLAYER_ID = re.compile(PLAYER_ID_RE)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+StreamId = tuple[int, int]
+Progress = Callable[[int, int], None]
+
+
+def default_consumer() -> str:
+    """This process's consumer name: its pending entries are its own to re-read after a crash."""
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def _split_id(event_id: str) -> StreamId:
+    ms, _, seq = event_id.partition("-")
+    return int(ms), int(seq)
+
+
+def _at(ms: int) -> dt.datetime:
+    return _EPOCH + dt.timedelta(milliseconds=ms)
+
+
+def _now_ms(now: dt.datetime) -> int:
+    return int(now.timestamp() * 1000)
+
+
+def _event(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | None:
+    """The row of one stream entry (fields as submit_score.lua / score_correct.lua write them)."""
+    try:
+        ms, seq = _split_id(event_id)
+        kind = fields["k"]
+        if kind not in ScoreEvent.Kind.values:
+            raise ValueError(f"unknown kind {kind!r}")
+        return ScoreEvent(
+            game_id=game_id,
+            event_id=event_id,
+            stream_ms=ms,
+            stream_seq=seq,
+            kind=kind,
+            player_id=fields["p"],
+            display_name=fields.get("n", "")[:64],
+            value=int(fields["v"]),
+            mode=fields["m"],
+            at=_at(int(fields["t"])),
+            reason=fields.get("r", "")[:CORRECTION_REASON_MAX_CHARS],
+        )
+    except (KeyError, ValueError) as error:
+        # Only the scripts write the stream; an entry they did not write must not stop the drain.
+        logger.error("ledger entry %s of game %s skipped: %s (%r)", event_id, game_id, error, fields)
+        return None
+
+
+# --------------------------------------------------------------------------- drain
+
+
+async def _ensure_group(slug: str) -> None:
+    # From the start of the stream: after Redis lost its data, every new entry is read.
+    try:
+        await get_redis().xgroup_create(keys.ledger(slug), LEDGER_GROUP, id="0", mkstream=True)
+    except ResponseError as error:
+        if "BUSYGROUP" not in str(error):
+            raise
+
+
+async def _with_group(slug: str, call: Callable[[], object]) -> object:
+    """Run a group command; if the stream or its group vanished, recreate them and run it again."""
+    try:
+        return await call()  # type: ignore[misc]
+    except ResponseError as error:
+        if "NOGROUP" not in str(error):
+            raise
+    # A new game's first drain, or Redis lost the stream: either way, start it afresh.
+    logger.info("ledger group of %s was missing: created", slug)
+    await _ensure_group(slug)
+    return await call()  # type: ignore[misc]
+
+
+async def _claim_stale(
+    slug: str, consumer: str, min_idle_ms: int, start: str, count: int
+) -> tuple[str, list[tuple[str, dict[str, str]]]]:
+    """Take over entries other consumers held this long: (cursor for the next call, '0-0' when done; entries)."""
+    stream = keys.ledger(slug)
+
+    def call() -> object:
+        return get_redis().xautoclaim(
+            stream, LEDGER_GROUP, consumer, min_idle_time=min_idle_ms, start_id=start, count=count
+        )
+
+    cursor, entries = (await _with_group(slug, call))[:2]  # type: ignore[index]
+    return cursor, [(event_id, fields) for event_id, fields in entries if event_id is not None]
+
+
+async def _read(slug: str, consumer: str, after: str, count: int) -> list[tuple[str, dict[str, str]]]:
+    """Entries after ``after`` of this consumer's pending list ('0'), or new ones ('>')."""
+    stream = keys.ledger(slug)
+
+    def call() -> object:
+        return get_redis().xreadgroup(LEDGER_GROUP, consumer, {stream: after}, count=count)
+
+    reply = await _with_group(slug, call)
+    return list(reply[0][1]) if reply else []  # type: ignore[index]
+
+
+async def _ack(slug: str, ids: Sequence[str]) -> None:
+    await get_redis().xack(keys.ledger(slug), LEDGER_GROUP, *ids)
+
+
+async def _prune_consumers(slug: str, consumer: str) -> int:
+    return await scripts.LEDGER_CONSUMERS_PRUNE(
+        get_redis(), [keys.ledger(slug)], [LEDGER_GROUP, LEDGER_CONSUMER_IDLE_DROP_MS, consumer]
+    )
+
+
+def _store(game: Game, entries: Sequence[tuple[str, dict[str, str]]]) -> int:
+    """Insert the rows of some entries; returns how many were new. The caller acks them after."""
+    rows = [row for event_id, fields in entries if fields and (row := _event(game.pk, event_id, fields))]
+    for event_id, fields in entries:
+        if not fields:
+            # Trimmed from the stream (MAXLEN) before it was stored: the drain fell far behind.
+            logger.error("ledger entry %s of %s was trimmed before it was stored", event_id, game.slug)
+    if not rows:
+        return 0
+    known = set(
+        ScoreEvent.objects.filter(game=game, event_id__in=[r.event_id for r in rows]).values_list("event_id", flat=True)
+    )
+    ScoreEvent.objects.bulk_create(rows, ignore_conflicts=True)
+    return len(rows) - len(known)
+
+
+def _drain_game(game: Game, *, batch_size: int, consumer: str, claim_min_idle_ms: int) -> int:
+    slug = game.slug
+    stored = 0
+    # Entries a dead consumer held: stored and acknowledged here, a batch at a time.
+    start = "0-0"
+    for _ in range(LEDGER_CLAIM_BATCHES_PER_RUN):
+        start, entries = run_sync(_claim_stale, slug, consumer, claim_min_idle_ms, start, batch_size)
+        if entries:
+            stored += _store(game, entries)
+            run_sync(_ack, slug, [event_id for event_id, _ in entries])
+        if start == "0-0":
+            break
+    # This consumer's pending entries (a crash between read and ack), then new ones.
+    # Each batch is stored, then acknowledged: never acknowledged unstored.
+    for origin in ("0", ">"):
+        after = origin
+        while True:
+            entries = run_sync(_read, slug, consumer, after, batch_size)
+            if entries:
+                stored += _store(game, entries)
+                run_sync(_ack, slug, [event_id for event_id, _ in entries])
+            if len(entries) < batch_size:
+                break
+            if origin == "0":
+                after = entries[-1][0]
+    run_sync(_prune_consumers, slug, consumer)
+    return stored
+
+
+def ledger_drain(
+    *,
+    batch_size: int = LEDGER_DRAIN_BATCH,
+    consumer: str | None = None,
+    game: Game | None = None,
+    claim_min_idle_ms: int = LEDGER_CLAIM_MIN_IDLE_MS,
+) -> int:
+    """Copy every game's (or one game's) unstored ledger entries to ScoreEvent; returns rows newly stored."""
+    consumer = consumer or default_consumer()
+    games = [game] if game is not None else list(Game.objects.only("id", "slug"))
+    return sum(
+        _drain_game(g, batch_size=batch_size, consumer=consumer, claim_min_idle_ms=claim_min_idle_ms) for g in games
+    )
+
+
+# --------------------------------------------------------------------------- corrections
+
+
+@dataclass(frozen=True)
+class Corrected:
+    player_id: str
+    periods: dict[str, PeriodStanding]
+
+
+def _config(game: Game | GameConfig) -> GameConfig:
+    return game if isinstance(game, GameConfig) else GameConfig.from_model(game, "0")
+
+
+def _check_correction(game: GameConfig, player_id: str, value: int, reason: str) -> None:
+    if not isinstance(player_id, str) or not _PLAYER_ID.fullmatch(player_id):
+        raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
+    if isinstance(value, bool) or not isinstance(value, int) or abs(value) > MAX_SAFE_SCORE:
+        raise ServiceError(422, "invalid", "Must be an integer with |value| <= 2^53-1.", field="value")
+    if game.mode == Game.Mode.INCREMENT:
+        # An amount added to the total: the per-submission bounds do not apply, it may be negative.
+        if value == 0:
+            raise ServiceError(422, "invalid", "A correction of 0 changes nothing.", field="value")
+    else:
+        if game.min_score is not None and value < game.min_score:
+            raise ServiceError(422, "out_of_bounds", f"Must be at least {game.min_score} in this game.", field="value")
+        if game.max_score is not None and value > game.max_score:
+            raise ServiceError(422, "out_of_bounds", f"Must be at most {game.max_score} in this game.", field="value")
+    if len(reason) > CORRECTION_REASON_MAX_CHARS:
+        raise ServiceError(422, "invalid", f"At most {CORRECTION_REASON_MAX_CHARS} characters.", field="reason")
+
+
+def score_correct(
+    *, game: Game | GameConfig, player_id: str, value: int, reason: str = "", now: dt.datetime | None = None
+) -> Corrected:
+    """An admin's correction of a player's score on the game's current boards, recorded in the ledger.
+
+    Increment games: ``value`` is added (negative to take away). Best and latest
+    games: the score becomes ``value``, even if that is worse than the best.
+    Raises ServiceError: 422 bad input, 404 unknown player, 403 hidden player
+    (unhide them first), 422 score_overflow (an increment past 2^53-1).
+    """
+    config = _config(game)
+    _check_correction(config, player_id, value, reason)
+    now = now or timezone.now()
+    current = [periods.current(kind, config.timezone, now) for kind in config.periods]
+    slug = config.slug
+    key_list = [
+        keys.names(slug),
+        keys.hidden(slug),
+        keys.boards_index(slug),
+        keys.dirty(slug),
+        keys.close_jobs(slug),
+        keys.ledger(slug),
+        *(keys.board(slug, p.kind, p.id) for p in current),
+    ]
+    args: list[str | int] = [
+        config.mode,
+        _now_ms(now),
+        MAX_SAFE_SCORE,
+        len(current),
+        settings.ARCHIVE_GRACE_SECS * 1000,
+        settings.LEDGER_STREAM_MAXLEN,
+        player_id,
+        config.sort_key(value),
+        value,
+        reason,
+    ]
+    for p in current:
+        args += [p.kind, p.id, "" if p.ends_at_ms is None else p.ends_at_ms]
+    raw = run_sync(lambda: scripts.SCORE_CORRECT(get_redis(), key_list, args))
+    if raw[0] == "err":
+        if raw[1] == "unknown":
+            raise ServiceError(404, "player_not_found", f"No player {player_id!r} in this game.", field="player_id")
+        if raw[1] == "hidden":
+            raise ServiceError(
+                403, "player_hidden", "This player is hidden: unhide them before correcting.", field="player_id"
+            )
+        raise ServiceError(
+            422, "score_overflow", f"The {raw[2]} total would pass 2^53-1 and stop being exact.", field="value"
+        )
+    standings = {}
+    for i in range(1, len(raw), 4):
+        kind, period_id, sort_key, rank = raw[i : i + 4]
+        standings[kind] = PeriodStanding(kind, period_id, config.score_from_sort_key(sort_key), int(rank))
+    return Corrected(player_id=player_id, periods=standings)
+
+
+# --------------------------------------------------------------------------- rebuild
+
+
+@dataclass
+class RebuildReport:
+    game: str
+    events: int = 0  # ledger events replayed
+    boards: int = 0  # boards swapped in
+    stashed: int = 0  # entries of hidden players put in stashes
+    names_restored: int = 0  # names the names HASH had lost
+    swap_attempts: int = 0
+    kept: list[str] = field(default_factory=list)  # live boards left as they were (no events to rebuild them)
+
+
+class _Replay:
+    """One game's boards, rebuilt in memory from its ledger events in order.
+
+    Memory: one int per (player, board) of the boards kept in Redis, plus one name
+    per player. The events themselves stream through.
+    """
+
+    def __init__(self, config: GameConfig, live: set[str], archived: set[tuple[str, str]]) -> None:
+        self.config = config
+        self.live = live
+        self.archived = archived
+        self.boards: dict[str, dict[str, int]] = {}
+        self.periods: dict[str, periods.Period] = {}
+        self.names: dict[str, str] = {}
+        self.changed: dict[str, set[str]] = {}
+        self.events = 0
+        self._spans: dict[str, periods.Period] = {}
+        self._wanted: dict[str, bool] = {}
+
+    def _period(self, kind: str, at: dt.datetime) -> periods.Period:
+        # Events come in time order: the last period of each kind almost always fits.
+        cached = self._spans.get(kind)
+        if cached is not None and (cached.starts_at is None or cached.starts_at <= at < cached.ends_at):  # type: ignore[operator]
+            return cached
+        period = periods.current(kind, self.config.timezone, at)
+        self._spans[kind] = period
+        return period
+
+    def _keep(self, key: str, period: periods.Period) -> bool:
+        """Whether this board belongs in Redis: all-time, any board Redis still keeps, and
+        every period not archived yet. A complete archive no longer in Redis stays out:
+        the database serves it."""
+        wanted = self._wanted.get(key)
+        if wanted is None:
+            wanted = (
+                period.kind == periods.ALL_TIME or key in self.live or (period.kind, period.id) not in self.archived
+            )
+            self._wanted[key] = wanted
+        return wanted
+
+    def apply(self, kind: str, player_id: str, value: int, display_name: str, mode: str, at: dt.datetime) -> None:
+        """One event, with the submit script's (or the correction script's) semantics."""
+        self.events += 1
+        if display_name:
+            self.names[player_id] = display_name
+        else:
+            self.names.setdefault(player_id, player_id)
+        sort_key = self.config.sort_key(value)
+        sets = kind == ScoreEvent.Kind.CORRECTION and mode != Game.Mode.INCREMENT
+        for period_kind in self.config.periods:
+            period = self._period(period_kind, at)
+            key = keys.board(self.config.slug, period.kind, period.id)
+            if not self._keep(key, period):
+                continue
+            board = self.boards.get(key)
+            if board is None:
+                board = self.boards[key] = {}
+                self.periods[key] = period
+            before = board.get(player_id)
+            if mode == Game.Mode.INCREMENT and not sets:
+                board[player_id] = (before or 0) + sort_key
+            elif mode == Game.Mode.BEST and not sets:
+                if before is None or sort_key < before:
+                    board[player_id] = sort_key
+            else:
+                board[player_id] = sort_key
+            self.changed.setdefault(key, set()).add(player_id)
+
+
+async def _stream_cut(slug: str) -> tuple[StreamId, int]:
+    """The first id the stream still holds (older events come from the table), and its length."""
+    await _ensure_group(slug)  # creates the stream if Redis lost it
+    info = await get_redis().xinfo_stream(keys.ledger(slug))
+    if info["length"]:
+        return _split_id(info["first-entry"][0]), int(info["length"])
+    ms, seq = _split_id(info["last-generated-id"])
+    return (ms, seq + 1), 0
+
+
+async def _stream_read(slug: str, start: StreamId, count: int) -> list[tuple[str, dict[str, str]]]:
+    return await get_redis().xrange(keys.ledger(slug), min=f"{start[0]}-{start[1]}", max="+", count=count)
+
+
+def _replay_stream(game: Game, replay: _Replay, cursor: StreamId, report: Progress) -> StreamId:
+    """Replay the stream's entries from ``cursor`` on; returns the id after the last one."""
+    while True:
+        entries = run_sync(_stream_read, game.slug, cursor, REBUILD_READ_CHUNK)
+        for event_id, fields in entries:
+            event = _event(game.pk, event_id, fields)
+            if event is not None:
+                replay.apply(event.kind, event.player_id, event.value, event.display_name, event.mode, event.at)
+        if entries:
+            ms, seq = _split_id(entries[-1][0])
+            cursor = (ms, seq + 1)
+            report(len(entries), 0)
+        if len(entries) < REBUILD_READ_CHUNK:
+            return cursor
+
+
+def _chunks(items: Sequence[tuple[str, int]], size: int) -> Iterable[Sequence[tuple[str, int]]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+async def _write_board(temp: str, members: Sequence[tuple[str, int]], fresh: bool) -> None:
+    client = get_redis()
+    if fresh:
+        await client.delete(temp)
+    for chunk in _chunks(members, REBUILD_WRITE_CHUNK):
+        await client.zadd(temp, dict(chunk))
+    await client.pexpire(temp, REBUILD_TEMP_TTL_MS)
+
+
+def _write_boards(replay: _Replay, run: str, board_keys: Iterable[str], *, fresh: bool) -> None:
+    """Write rebuilt boards to their temporary keys: whole (``fresh``), or the members changed since."""
+    for key in list(board_keys):
+        board = replay.boards[key]
+        players = board if fresh else replay.changed.get(key, ())
+        members = [(player, board[player]) for player in players]
+        run_sync(_write_board, keys.board_rebuild(key, run), members, fresh)
+        replay.changed.pop(key, None)
+
+
+def _names(game: Game, replay: _Replay) -> list[tuple[str, str, int]]:
+    """(player_id, name, mark for the player sync) for every player the ledger knows.
+
+    A player's database row wins over the ledger when it has a real name: it carries
+    admin renames (which are not ledger events) and trails Redis by one player sync
+    (PLAYER_SYNC_INTERVAL_SECS). A row still named after the player id (a row created
+    when a player was hidden before their first sync) takes the ledger's name.
+    """
+    stored = dict(Player.objects.filter(game=game).values_list("player_id", "display_name").iterator())
+    names = []
+    for player_id, from_ledger in sorted(replay.names.items()):
+        row = stored.get(player_id)
+        name = row if row and row != player_id else from_ledger
+        names.append((player_id, name, int(row != name)))
+    return names
+
+
+async def _restore_names(slug: str, names: Sequence[tuple[str, str, int]], now_ms: int) -> int:
+    restored = 0
+    for i in range(0, len(names), REBUILD_NAMES_CHUNK):
+        args: list[str | int] = [now_ms]
+        for player_id, name, mark in names[i : i + REBUILD_NAMES_CHUNK]:
+            args += [player_id, name, mark]
+        restored += await scripts.NAMES_RESTORE(get_redis(), [keys.names(slug), keys.pending_players(slug)], args)
+    return restored
+
+
+async def _swap(
+    slug: str, boards: dict[str, periods.Period], run: str, cursor: StreamId, hidden: Sequence[str], now_ms: int
+) -> list:
+    key_list = [
+        keys.hidden(slug),
+        keys.boards_index(slug),
+        keys.dirty(slug),
+        keys.close_jobs(slug),
+        keys.close_claims(slug),
+        keys.close_dead(slug),
+        keys.ledger(slug),
+    ]
+    args: list[str | int] = [now_ms, cursor[0], cursor[1], len(hidden), *hidden]
+    grace_ms = settings.ARCHIVE_GRACE_SECS * 1000
+    for key, period in boards.items():
+        key_list += [key, keys.board_rebuild(key, run), keys.hidden_stash(slug, key)]
+        if period.ends_at_ms is None:
+            args += ["", ""]
+        else:
+            args += [f"{period.kind}:{period.id}", period.ends_at_ms + grace_ms]
+    return await scripts.BOARD_SWAP(get_redis(), key_list, args)
+
+
+async def _drop(temps: Sequence[str]) -> None:
+    if temps:
+        await get_redis().delete(*temps)
+
+
+def leaderboards_rebuild(
+    *, game: Game, now: dt.datetime | None = None, progress: Progress | None = None
+) -> RebuildReport:
+    """Replay a game's ledger into its Redis boards; they end identical to what the ledger says.
+
+    Rebuilds the all-time board, every board Redis keeps (the boards index), and
+    every period board with events whose period has no complete archive; boards
+    of periods the game no longer keeps, and live boards with no event at all, are
+    left as they are (see docs/ledger.md). ``progress(done, total)`` is called as
+    events are replayed.
+    """
+    now = now or timezone.now()
+    now_ms = _now_ms(now)
+    config = GameConfig.from_model(game, "0")
+    slug = game.slug
+    report = RebuildReport(game=slug)
+    done = 0
+    total = 0
+
+    def advance(step: int, more: int) -> None:
+        nonlocal done, total
+        done += step
+        total += more
+        if progress is not None:
+            progress(done, max(total, done))
+
+    ledger_drain(game=game)
+    cut, in_stream = run_sync(_stream_cut, slug)
+    if not in_stream:
+        # An empty stream (maybe recreated after a data loss, its ids starting again):
+        # every stored event comes from the table.
+        newest = ScoreEvent.objects.filter(game=game).order_by("-stream_ms", "-stream_seq").first()
+        if newest is not None:
+            cut = max(cut, (newest.stream_ms, newest.stream_seq + 1))
+    live = set(run_sync(lambda: get_redis().zrangebyscore(keys.boards_index(slug), now_ms, "+inf")))
+    archived = set(
+        ArchivedPeriod.objects.filter(game=game, status=ArchivedPeriod.Status.COMPLETE).values_list(
+            "period", "period_id"
+        )
+    )
+    replay = _Replay(config, live, archived)
+
+    # Older events from the table, the rest from the stream: each event exactly once,
+    # whichever drain has stored it by now.
+    older = ScoreEvent.objects.filter(game=game).filter(
+        Q(stream_ms__lt=cut[0]) | Q(stream_ms=cut[0], stream_seq__lt=cut[1])
+    )
+    advance(0, older.count() + in_stream)
+    rows = older.order_by("stream_ms", "stream_seq").values_list(
+        "kind", "player_id", "value", "display_name", "mode", "at"
+    )
+    for i, row in enumerate(rows.iterator(chunk_size=REBUILD_READ_CHUNK), start=1):
+        replay.apply(*row)
+        if i % REBUILD_READ_CHUNK == 0:
+            advance(REBUILD_READ_CHUNK, 0)
+    advance(replay.events - done, 0)
+    cursor = _replay_stream(game, replay, cut, advance)
+
+    run = uuid.uuid4().hex[:12]
+    temps = [keys.board_rebuild(key, run) for key in replay.boards]
+    swapped = False
+    try:
+        report.names_restored = run_sync(_restore_names, slug, _names(game, replay), now_ms)
+        _write_boards(replay, run, replay.boards, fresh=True)
+        hidden = list(Player.objects.filter(game=game, hidden=True).values_list("player_id", flat=True))
+        for attempt in range(1, REBUILD_SWAP_ATTEMPTS + 1):
+            report.swap_attempts = attempt
+            reply = run_sync(_swap, slug, replay.periods, run, cursor, hidden, now_ms)
+            if reply[0] == "ok":
+                swapped = True
+                report.boards, report.stashed = int(reply[1]), int(reply[2])
+                break
+            if reply[0] == "missing":
+                _write_boards(replay, run, [reply[1]], fresh=True)
+                continue
+            # Scores landed since the replay: replay them too, and write what they changed.
+            cursor = _replay_stream(game, replay, cursor, advance)
+            written = set(temps)
+            new = [key for key in replay.changed if keys.board_rebuild(key, run) not in written]
+            temps += [keys.board_rebuild(key, run) for key in new]
+            _write_boards(replay, run, new, fresh=True)
+            _write_boards(replay, run, replay.changed, fresh=False)
+        if not swapped:
+            raise ServiceError(503, "rebuild_busy", "Scores kept arriving faster than the rebuild could catch up.")
+    finally:
+        if not swapped:
+            run_sync(_drop, temps)
+    report.events = replay.events
+    report.kept = sorted(key for key in live if key not in replay.boards and keys.parse_board(key) is not None)
+    return report

@@ -1,0 +1,70 @@
+"""Helpers of the close-job and archive tests (E1): fill boards at an injected time, read them back."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+
+from archive.models import ArchivedPeriod, ArchivedStanding
+from games import keys, selectors, services
+from games.config import GameConfig
+from games.models import Game
+from leaderboard_site.redis import get_redis, run_sync
+
+
+def at(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text)
+
+
+def ms(moment: dt.datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def config_of(game: Game) -> GameConfig:
+    return GameConfig.from_model(game, "0")
+
+
+def submit_all(game: Game, scores: Iterable[tuple[str, int, str | None]], now: dt.datetime) -> None:
+    """Submit (player_id, score, display name) items at ``now``, pipelined like a batch."""
+    items = [services.Submission(player_id, score, name) for player_id, score, name in scores]
+    config = config_of(game)
+    for start in range(0, len(items), 2000):
+        results = run_sync(lambda s=start: services.score_submit_many(game=config, items=items[s : s + 2000], now=now))
+        assert all(isinstance(r, services.Submitted) for r in results), results[:3]
+
+
+def live_rows(game: Game, period: str, period_id: str, now: dt.datetime, page: int = 1000) -> list[tuple]:
+    """Every entry of a board through the public read (leaderboard_page), all pages."""
+    config = config_of(game)
+    rows: list[tuple] = []
+    offset = 0
+    while True:
+        board = run_sync(
+            lambda o=offset: selectors.leaderboard_page(
+                game=config, period=period, period_id=period_id, offset=o, limit=page, now=now
+            )
+        )
+        rows += [(e.rank, e.player_id, e.display_name, e.score) for e in board.entries]
+        offset += page
+        if offset >= board.total:
+            return rows
+
+
+def archived_rows(archived: ArchivedPeriod) -> list[tuple]:
+    """The archive's standings in board order (ties by player_id in byte order, as Redis lists them)."""
+    rows = ArchivedStanding.objects.filter(archived_period=archived).values_list(
+        "rank", "player_id", "display_name", "score"
+    )
+    return sorted(rows, key=lambda r: (r[0], r[1].encode()))
+
+
+def pttl(key: str) -> int:
+    return run_sync(lambda: get_redis().pttl(key))
+
+
+def zscores(key: str) -> dict[str, float]:
+    return dict(run_sync(lambda: get_redis().zrange(key, 0, -1, withscores=True)))
+
+
+def board_key(game: Game, period: str, period_id: str) -> str:
+    return keys.board(game.slug, period, period_id)

@@ -1,0 +1,258 @@
+"""ledger_drain: the ledger stream copied to ScoreEvent exactly once, whatever crashes in between."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+import pytest
+
+from archive import ledger
+from archive.models import ScoreEvent
+from games import keys, services
+from games.config import GameConfig
+from games.errors import ServiceError
+from games.models import MAX_SAFE_SCORE, Game
+from leaderboard_site.redis import get_redis, run_sync
+
+pytestmark = pytest.mark.django_db
+
+NOW = dt.datetime(2026, 11, 22, 12, 0, tzinfo=dt.UTC)
+
+
+def config_of(game: Game) -> GameConfig:
+    return GameConfig.from_model(game, "0")
+
+
+def submit(game: Game, player_id: str, score: int, name: str | None = None, **kwargs: object) -> services.Submitted:
+    config = config_of(game)
+    return run_sync(
+        lambda: services.score_submit(game=config, player_id=player_id, score=score, display_name=name, **kwargs)
+    )
+
+
+def submit_many(game: Game, items: list[services.Submission], now: dt.datetime = NOW) -> list:
+    config = config_of(game)
+    return run_sync(lambda: services.score_submit_many(game=config, items=items, now=now))
+
+
+def stream(slug: str = "tetris") -> list[tuple[str, dict[str, str]]]:
+    return run_sync(lambda: get_redis().xrange(keys.ledger(slug)))
+
+
+def rows(slug: str = "tetris") -> list[tuple]:
+    return list(
+        ScoreEvent.objects.filter(game__slug=slug)
+        .order_by("stream_ms", "stream_seq")
+        .values_list("event_id", "kind", "player_id", "value", "display_name", "mode", "at")
+    )
+
+
+def expected(entries: list[tuple[str, dict[str, str]]]) -> list[tuple]:
+    return [
+        (
+            event_id,
+            f["k"],
+            f["p"],
+            int(f["v"]),
+            f["n"],
+            f["m"],
+            dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=int(f["t"])),
+        )
+        for event_id, f in entries
+    ]
+
+
+def pending(slug: str = "tetris") -> int:
+    return run_sync(lambda: get_redis().xpending(keys.ledger(slug), ledger.LEDGER_GROUP))["pending"]
+
+
+def read_without_ack(consumer: str, slug: str = "tetris") -> list:
+    """What a drain that crashed before its XACK left behind: entries delivered to ``consumer``, unacknowledged."""
+    reply = run_sync(lambda: get_redis().xreadgroup(ledger.LEDGER_GROUP, consumer, {keys.ledger(slug): ">"}, count=100))
+    return reply[0][1] if reply else []
+
+
+@pytest.fixture
+def game(make_game) -> Game:
+    return make_game("tetris", mode="increment", max_submissions_per_minute=0)
+
+
+def test_it_copies_every_applied_submission_in_stream_order(make_game):
+    games = {
+        "inc": make_game("inc", mode="increment", max_submissions_per_minute=0),
+        "best": make_game("best", mode="best", order="asc", max_submissions_per_minute=0),
+        "last": make_game("last", mode="latest", max_submissions_per_minute=0),
+    }
+    for game in games.values():
+        submit(game, "a", 5, "Ann", now=NOW)
+        submit(game, "b", -3, now=NOW + dt.timedelta(seconds=1))
+        submit_many(
+            game,
+            [services.Submission("c", 7, "Cy"), services.Submission("a", 2), services.Submission("a", 9, "")],
+            now=NOW + dt.timedelta(seconds=2),
+        )
+    assert ledger.ledger_drain() == 15
+    for slug in games:
+        entries = stream(slug)
+        assert len(entries) == 5
+        assert rows(slug) == expected(entries)
+        assert [r[2:5] for r in rows(slug)] == [
+            ("a", 5, "Ann"),
+            ("b", -3, ""),
+            ("c", 7, "Cy"),
+            ("a", 2, ""),
+            ("a", 9, ""),
+        ]
+        assert {r[1] for r in rows(slug)} == {"submit"}
+        assert {r[5] for r in rows(slug)} == {games[slug].mode}
+        assert rows(slug)[0][6] == NOW
+        assert pending(slug) == 0
+
+
+def test_it_stores_nothing_twice(game):
+    for i in range(5):
+        submit(game, f"p{i}", i + 1)
+    assert ledger.ledger_drain() == 5
+    assert ledger.ledger_drain() == 0
+    submit(game, "p0", 10)
+    assert ledger.ledger_drain() == 1
+    assert ScoreEvent.objects.count() == 6
+    assert rows() == expected(stream())
+
+
+def test_it_drains_in_batches_until_a_short_one(game):
+    submit_many(game, [services.Submission(f"p{i}", 1) for i in range(25)])
+    assert ledger.ledger_drain(batch_size=10) == 25
+    assert rows() == expected(stream())
+    assert pending() == 0
+
+
+def test_it_delivers_again_what_a_crash_between_read_and_ack_left(game):
+    ledger.ledger_drain(consumer="worker-1")  # the group exists, as in production
+    for i in range(3):
+        submit(game, f"p{i}", i + 1)
+    assert len(read_without_ack("worker-1")) == 3
+    assert pending() == 3
+    # The same process, restarted under the same consumer name, reads its pending entries first.
+    assert ledger.ledger_drain(consumer="worker-1") == 3
+    assert rows() == expected(stream())
+    assert pending() == 0
+
+
+def test_it_stores_once_when_the_crash_came_after_the_insert(game):
+    ledger.ledger_drain(consumer="worker-1")
+    for i in range(3):
+        submit(game, f"p{i}", i + 1)
+    entries = read_without_ack("worker-1")
+    # The rows were inserted, then the process died before its XACK.
+    ScoreEvent.objects.bulk_create([ledger._event(game.pk, event_id, fields) for event_id, fields in entries])
+    assert ledger.ledger_drain(consumer="worker-1") == 0
+    assert ScoreEvent.objects.count() == 3
+    assert rows() == expected(stream())
+    assert pending() == 0
+
+
+def test_it_takes_over_what_a_dead_consumer_held(game):
+    ledger.ledger_drain(consumer="dead")
+    submit(game, "a", 1)
+    submit(game, "b", 2)
+    read_without_ack("dead")
+    # Not yet: the dead consumer might only be slow.
+    assert ledger.ledger_drain(consumer="alive") == 0
+    assert pending() == 2
+    # Once the entries have been idle long enough, another consumer claims and stores them.
+    assert ledger.ledger_drain(consumer="alive", claim_min_idle_ms=0) == 2
+    assert rows() == expected(stream())
+    assert pending() == 0
+
+
+def test_it_takes_over_a_dead_consumers_backlog_a_batch_at_a_time(game):
+    ledger.ledger_drain(consumer="dead")
+    submit_many(game, [services.Submission(f"p{i}", 1) for i in range(25)])
+    assert len(read_without_ack("dead")) == 25
+    assert ledger.ledger_drain(consumer="alive", batch_size=10, claim_min_idle_ms=0) == 25
+    assert rows() == expected(stream())
+    assert pending() == 0
+
+
+@pytest.mark.parametrize("loss", ["stream deleted", "group destroyed", "flushed"])
+def test_it_recreates_a_lost_stream_or_group_and_carries_on(game, loss):
+    submit(game, "a", 1)
+    submit(game, "b", 2)
+    assert ledger.ledger_drain() == 2
+    stream_key = keys.ledger("tetris")
+    if loss == "stream deleted":
+        run_sync(lambda: get_redis().delete(stream_key))
+    elif loss == "group destroyed":
+        run_sync(lambda: get_redis().xgroup_destroy(stream_key, ledger.LEDGER_GROUP))
+    else:
+        run_sync(lambda: get_redis().flushdb())
+    submit(game, "c", 3)
+    # A destroyed group is recreated from the stream's start: the old entries come
+    # again and are not stored twice.
+    assert ledger.ledger_drain() == 1
+    assert [r[2] for r in rows()] == ["a", "b", "c"]
+    assert ScoreEvent.objects.count() == 3
+    assert pending() == 0
+    submit(game, "d", 4)
+    assert ledger.ledger_drain() == 1
+
+
+def test_it_recreates_a_group_lost_between_two_reads(game):
+    submit(game, "a", 1)
+    ledger.ledger_drain()
+    submit(game, "b", 2)
+    run_sync(lambda: get_redis().delete(keys.ledger("tetris")))
+    # The own-pending read finds no group; the drain recreates it and goes on.
+    assert ledger.ledger_drain(consumer="other") == 0
+    submit(game, "c", 3)
+    assert ledger.ledger_drain(consumer="other") == 1
+    assert [r[2] for r in rows()] == ["a", "c"]
+
+
+def test_it_leaves_replays_and_refusals_out_of_the_ledger(make_game):
+    game = make_game("tetris", mode="increment", max_submissions_per_minute=2)
+    idem = services.Idempotency("key1", "order-1", "fp")
+    submit(game, "a", 5, idempotency=idem)
+    submit(game, "a", 5, idempotency=idem)  # replayed: nothing applied
+    with pytest.raises(ServiceError):
+        submit(game, "a", 5, idempotency=services.Idempotency("key1", "order-1", "other"))
+    submit(game, "a", 1)
+    with pytest.raises(ServiceError):
+        submit(game, "a", 1)  # over the per-player limit
+    submit(game, "big", MAX_SAFE_SCORE)
+    with pytest.raises(ServiceError):
+        submit(game, "big", 1)  # overflow
+    services.player_set_hidden(game=game, player_id="h", hidden=True)
+    with pytest.raises(ServiceError):
+        submit(game, "h", 1)
+    with pytest.raises(ServiceError):
+        submit(game, "bad id", 1)  # invalid: never reaches Redis
+    assert ledger.ledger_drain() == 3
+    assert [(r[2], r[3]) for r in rows()] == [("a", 5), ("a", 1), ("big", MAX_SAFE_SCORE)]
+
+
+@pytest.mark.parametrize("reader", ["worker-1", "other"])
+def test_it_acks_entries_trimmed_before_they_were_stored(game, caplog, reader):
+    ledger.ledger_drain(consumer="worker-1")
+    submit(game, "a", 1)
+    read_without_ack("worker-1")
+    run_sync(lambda: get_redis().xtrim(keys.ledger("tetris"), maxlen=0))
+    with caplog.at_level(logging.ERROR, logger="archive.ledger"):
+        # Read again by the consumer that held it, or taken over by another.
+        assert ledger.ledger_drain(consumer=reader, claim_min_idle_ms=0) == 0
+    assert "trimmed before it was stored" in caplog.text
+    assert pending() == 0
+    assert ScoreEvent.objects.count() == 0
+
+
+def test_it_drops_long_idle_consumers_holding_nothing(game, monkeypatch):
+    ledger.ledger_drain(consumer="gone")
+    submit(game, "a", 1)
+    read_without_ack("holding")
+    monkeypatch.setattr(ledger, "LEDGER_CONSUMER_IDLE_DROP_MS", 0)
+    ledger.ledger_drain(consumer="current")
+    consumers = run_sync(lambda: get_redis().xinfo_consumers(keys.ledger("tetris"), ledger.LEDGER_GROUP))
+    # 'gone' held nothing; 'holding' keeps its entry until someone claims it.
+    assert sorted(c["name"] for c in consumers) == ["current", "holding"]
