@@ -430,5 +430,6 @@ async def around_named(
 async def leaderboard_named(
     request: HttpRequest, game: str, period: str, period_id: str, offset: int = Offset, limit: int = Limit
 ) -> Any:
-    """A period by id (e.g. `2026-11-22`, `2026-W47`, `2026-11`) while its board is kept in Redis."""
+    """A period by id (e.g. `2026-11-22`, `2026-W47`, `2026-11`): from Redis while it is open or not yet
+    archived, then from the archive in the database, with the same shapes."""
     return await _page(game, period, offset, limit, period_id)

@@ -10,6 +10,8 @@ import datetime as dt
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from django.utils import timezone
 
@@ -18,6 +20,9 @@ from leaderboard_site.redis import get_redis
 from . import keys, periods, scripts
 from .config import GameConfig
 from .errors import ServiceError
+
+if TYPE_CHECKING:
+    from archive.selectors import Archived
 
 
 @dataclass(frozen=True)
@@ -73,14 +78,29 @@ def resolve_period(
         raise ServiceError(404, "period_not_found", str(error)) from None
 
 
+def _archived() -> ModuleType:
+    """archive.selectors, imported on first use: the archive app builds on this module (Board, Entry, Standing)."""
+    from archive import selectors
+
+    return selectors
+
+
 async def _board_period(
     game: GameConfig, period: str, period_id: str | None, now: dt.datetime | None
-) -> periods.Period:
-    """The period to read; a past one only while its board is still kept in Redis (else 404)."""
+) -> tuple[periods.Period, Archived | None]:
+    """The period to read, and its complete archive if it has one (read that instead of Redis).
+
+    A past period without a complete archive is read from Redis while its board is kept (else 404).
+    """
     resolved, is_current = resolve_period(game=game, period=period, period_id=period_id, now=now)
-    if not is_current and not await get_redis().exists(keys.board(game.slug, resolved.kind, resolved.id)):
+    if is_current:
+        return resolved, None
+    archive = await _archived().complete_period(game=game, period=resolved.kind, period_id=resolved.id)
+    if archive is not None:
+        return archive.period, archive
+    if not await get_redis().exists(keys.board(game.slug, resolved.kind, resolved.id)):
         raise ServiceError(404, "period_not_found", f"No {resolved.kind} board {resolved.id} is kept for this game.")
-    return resolved
+    return resolved, None
 
 
 def _entries(game: GameConfig, raw: Sequence) -> list[Entry]:
@@ -101,7 +121,9 @@ async def leaderboard_page(
     limit: int = 50,
     now: dt.datetime | None = None,
 ) -> Board:
-    resolved = await _board_period(game, period, period_id, now)
+    resolved, archive = await _board_period(game, period, period_id, now)
+    if archive is not None:
+        return await _archived().leaderboard_page(archive=archive, offset=offset, limit=limit)
     raw = await scripts.BOARD_WINDOW(
         get_redis(),
         [keys.board(game.slug, resolved.kind, resolved.id), keys.names(game.slug)],
@@ -120,7 +142,9 @@ async def players_around(
     now: dt.datetime | None = None,
 ) -> Board | None:
     """The player with up to ``radius`` neighbours each side; None if not on the board."""
-    resolved = await _board_period(game, period, period_id, now)
+    resolved, archive = await _board_period(game, period, period_id, now)
+    if archive is not None:
+        return await _archived().players_around(archive=archive, player_id=player_id, radius=radius)
     raw = await scripts.BOARD_WINDOW(
         get_redis(),
         [keys.board(game.slug, resolved.kind, resolved.id), keys.names(game.slug)],
@@ -161,8 +185,11 @@ async def _rank_players(
 async def player_standing(
     *, game: GameConfig, period: str, player_id: str, period_id: str | None = None, now: dt.datetime | None = None
 ) -> Standing | None:
-    resolved = await _board_period(game, period, period_id, now)
-    _, found = await _rank_players(game, resolved, [player_id])
+    resolved, archive = await _board_period(game, period, period_id, now)
+    if archive is not None:
+        found = await _archived().standings_of(archive=archive, player_ids=[player_id])
+    else:
+        _, found = await _rank_players(game, resolved, [player_id])
     return found[0] if found else None
 
 
@@ -175,9 +202,13 @@ async def players_ranked(
     now: dt.datetime | None = None,
 ) -> tuple[Board, list[str]]:
     """The given players ranked within the whole board (friends view), and those not on it."""
-    resolved = await _board_period(game, period, period_id, now)
+    resolved, archive = await _board_period(game, period, period_id, now)
     unique = list(dict.fromkeys(player_ids))
-    total, found = await _rank_players(game, resolved, unique)
+    if archive is not None:
+        resolved, total = archive.period, archive.total
+        found = await _archived().standings_of(archive=archive, player_ids=unique)
+    else:
+        total, found = await _rank_players(game, resolved, unique)
     present = {s.player_id for s in found}
     entries = [Entry(rank=s.rank, player_id=s.player_id, display_name=s.display_name, score=s.score) for s in found]
     return Board(period=resolved, total=total, offset=0, entries=entries), [p for p in unique if p not in present]

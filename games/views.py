@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.selectors import linked_player_id
+from archive import selectors as archive_selectors
 from presence import selectors as presence_selectors
 
 from . import config, events, periods, selectors
@@ -21,6 +22,8 @@ HOME_TOP_N = 3
 AROUND_RADIUS = 5
 # The game page lists this many of the most recently seen online players.
 PRESENCE_LIST_SIZE = 20
+# The player page's placement history shows this many of the latest finished periods.
+PLACEMENT_HISTORY_SIZE = 30
 _PLAYER_ID = re.compile(PLAYER_ID_RE)
 
 
@@ -57,7 +60,7 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
     find = (request.GET.get("player") or "").strip()
     find_error = None
     if find:
-        if _PLAYER_ID.match(find):
+        if _PLAYER_ID.fullmatch(find):
             standing = await selectors.player_standing(game=config_, period=period, player_id=find)
             if standing is not None:
                 return redirect(reverse("games:player", args=[config_.slug, find]) + f"?period={period}")
@@ -112,19 +115,26 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
     config_ = await config.get_game(game)
     if config_ is None:
         return _not_found(request, f"There is no game “{game}”.")
-    if not _PLAYER_ID.match(player_id):
+    if not _PLAYER_ID.fullmatch(player_id):
         return _not_found(request, "That is not a valid player id.")
     period = request.GET.get("period") or config_.periods[0]
     if period not in config_.periods:
         return _not_found(request, f"{config_.name} keeps no “{period}” board.")
     overview = await selectors.player_overview(game=config_, player_id=player_id)
-    if all(s is None for s in overview.values()):
+    placements = await archive_selectors.player_placements(
+        game=config_, player_id=player_id, period=period, limit=PLACEMENT_HISTORY_SIZE
+    )
+    # A player with no current score still has a page while they have a past placement.
+    if all(s is None for s in overview.values()) and not (
+        placements or await archive_selectors.has_placements(game=config_, player_id=player_id)
+    ):
         return _not_found(request, f"Player “{player_id}” has no score in {config_.name} in any current period.")
     try:
         around = await selectors.players_around(game=config_, period=period, player_id=player_id, radius=AROUND_RADIUS)
     except ServiceError as error:
         return _not_found(request, error.message)
-    name = next((s.display_name for s in overview.values() if s is not None), player_id)
+    name = next((s.display_name for s in overview.values() if s is not None), None)
+    name = name or (placements[0].display_name if placements else player_id)
     current = {p.kind: p for p in selectors.current_periods(game=config_)}
     around_ids = [e.player_id for e in around.entries] if around else []
     return render(
@@ -141,5 +151,7 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
             "around_radius": AROUND_RADIUS,
             "presence": await presence_selectors.player_presence(game=config_, player_id=player_id),
             "online": await presence_selectors.online_among(game=config_, player_ids=around_ids),
+            "placements": placements,
+            "placement_kind": period,
         },
     )

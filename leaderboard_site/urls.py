@@ -19,5 +19,6 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("api/docs", api_docs, name="api-docs"),
     path("", include("accounts.urls")),
+    path("", include("archive.urls")),
     path("", include("games.urls")),
 ]

@@ -1,0 +1,94 @@
+"""History pages: a game's finished periods and each one's final standings. Each view
+adapts archive/selectors.py to a template; the player page's placement history is
+rendered by games/views.py with templates/archive/_placement_history.html."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from games import config
+from games.views import PAGE_SIZE, _not_found, _positive_int
+
+from . import selectors
+
+# Finished periods per page of the history list: about a month of daily periods.
+HISTORY_PAGE_SIZE = 30
+
+
+def _pages(total: int, page_size: int) -> int:
+    return max(1, -(-total // page_size))
+
+
+async def history_page(request: HttpRequest, game: str) -> HttpResponse:
+    config_ = await config.get_game(game)
+    if config_ is None:
+        return _not_found(request, f"There is no game “{game}”.")
+    kind = request.GET.get("period") or None
+    if kind is not None and kind not in selectors.ARCHIVED_KINDS:
+        return _not_found(request, f"{config_.name} has no “{kind}” history: periods are daily, weekly or monthly.")
+
+    page = _positive_int(request.GET.get("page"), 1)
+    total, archives = await selectors.archived_periods(
+        game=config_, period=kind, offset=(page - 1) * HISTORY_PAGE_SIZE, limit=HISTORY_PAGE_SIZE
+    )
+    pages = _pages(total, HISTORY_PAGE_SIZE)
+    if page > pages:
+        # An old link past the end: show the last page rather than nothing.
+        page = pages
+        total, archives = await selectors.archived_periods(
+            game=config_, period=kind, offset=(page - 1) * HISTORY_PAGE_SIZE, limit=HISTORY_PAGE_SIZE
+        )
+    winners = await selectors.winners(archives=archives)
+    return render(
+        request,
+        "archive/history.html",
+        {
+            "game": config_,
+            "kind": kind,
+            "kinds": [k for k in selectors.ARCHIVED_KINDS if k in config_.periods or k == kind],
+            "rows": [(archive, winners.get(archive.pk)) for archive in archives],
+            "total": total,
+            "page": page,
+            "pages": pages,
+            "previous_page": page - 1 if page > 1 else None,
+            "next_page": page + 1 if page < pages else None,
+        },
+    )
+
+
+async def period_page(request: HttpRequest, game: str, period: str, period_id: str) -> HttpResponse:
+    config_ = await config.get_game(game)
+    if config_ is None:
+        return _not_found(request, f"There is no game “{game}”.")
+    archive = None
+    if period in selectors.ARCHIVED_KINDS:
+        archive = await selectors.complete_period(game=config_, period=period, period_id=period_id)
+    if archive is None:
+        return _not_found(request, f"{config_.name} has no final {period} standings for “{period_id}”.")
+
+    # ?player= opens the page that holds the player, with their row marked (links from the player page).
+    player = request.GET.get("player") or None
+    page = _positive_int(request.GET.get("page"), 1)
+    if player is not None and "page" not in request.GET:
+        page = await selectors.player_page_number(archive=archive, player_id=player, page_size=PAGE_SIZE) or 1
+    pages = _pages(archive.total, PAGE_SIZE)
+    page = min(page, pages)
+    board = await selectors.leaderboard_page(archive=archive, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
+    return render(
+        request,
+        "archive/period.html",
+        {
+            "game": config_,
+            "archive": archive,
+            "period": period,
+            "board": board,
+            "highlight": player,
+            # The board table marks online players; a finished period shows none.
+            "online": set(),
+            "page": page,
+            "pages": pages,
+            "previous_page": page - 1 if page > 1 else None,
+            "next_page": page + 1 if page < pages else None,
+        },
+    )
