@@ -85,8 +85,15 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": VAR_DIR / "db.sqlite3",
-            # A busy SQLite file (worker + web) waits instead of failing at once.
-            "OPTIONS": {"timeout": 20},
+            # A busy SQLite file (web, worker, beat tasks) waits instead of failing at once:
+            # the busy timeout, IMMEDIATE transactions (a deferred one that reads then writes
+            # fails at once with "database is locked" when another process writes), and WAL
+            # so that readers never block the writer.
+            "OPTIONS": {
+                "timeout": 20,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
