@@ -71,6 +71,7 @@ ERRORS: dict[int, type] = {
     413: ErrorOut,
     422: ErrorOut,
     429: ErrorOut,
+    503: ErrorOut,
 }
 READ_ERRORS: dict[int, type] = {404: ErrorOut, 422: ErrorOut}
 

@@ -58,6 +58,7 @@ PRESENCE_UPDATE = _load("presence_update")
 PRESENCE_PRUNE = _load("presence_prune")
 PRESENCE_ANNOUNCE = _load("presence_announce")
 PRESENCE_READ = _load("presence_read")
+LEDGER_TRIM = _load("ledger_trim")
 LINK_CODE_ISSUE = _load("link_code_issue")
 LINK_CODE_REDEEM = _load("link_code_redeem")
 LOGIN_FAILURES = _load("login_failures")
@@ -88,6 +89,7 @@ ALL: tuple[Script, ...] = (
     PRESENCE_PRUNE,
     PRESENCE_ANNOUNCE,
     PRESENCE_READ,
+    LEDGER_TRIM,
     LINK_CODE_ISSUE,
     LINK_CODE_REDEEM,
     LOGIN_FAILURES,

@@ -35,6 +35,9 @@ API_RATE_WINDOW_MS = 60_000
 # Items per submit-script call in a batch: each call holds Redis for roughly
 # this many times ~60 µs, so other clients wait a few ms at most.
 SUBMIT_CHUNK_ITEMS = 100
+# A refused submission (the ledger's database copy is behind) is worth retrying after
+# about one drain interval.
+LEDGER_FULL_RETRY_SECS = 5
 # One drain of new players writes at most this many rows in one INSERT.
 PLAYER_SYNC_BATCH_SIZE = 1000
 
@@ -321,6 +324,13 @@ def _result(game: GameConfig, player_id: str, raw: list) -> Submitted:
                 f"This player may submit {game.max_submissions_per_minute} scores per minute; retry in {retry} s.",
                 field="player_id",
                 headers={"Retry-After": retry},
+            )
+        if code == "ledger_full":
+            raise ServiceError(
+                503,
+                "ledger_full",
+                "Scores are arriving faster than they can be recorded; nothing was applied. Retry shortly.",
+                headers={"Retry-After": str(LEDGER_FULL_RETRY_SECS)},
             )
         if code == "overflow":
             raise ServiceError(

@@ -146,9 +146,10 @@ PERIOD_RETENTION_SECS = env_int("PERIOD_RETENTION_SECS", 8 * 24 * 3600, minimum=
 # A period's close job runs this long after the period ends, so that submissions
 # that were in flight at the boundary have landed before the board is archived.
 ARCHIVE_GRACE_SECS = env_int("ARCHIVE_GRACE_SECS", 120, minimum=0)
-# The ledger stream of each game keeps about this many entries. The drain copies it
-# to the database every few seconds, so this is hours of headroom at thousands of
-# submissions per second (about 100 bytes per entry: ~100 MB per game at the cap).
+# The ledger stream of each game holds at most this many entries not yet copied to the
+# database (the drain trims what it stored). At the cap, submissions are refused with
+# 503 ledger_full instead of being accepted and possibly lost: minutes of headroom at
+# full ingest while the drain catches up (about 64 bytes per entry: ~64 MB at the cap).
 LEDGER_STREAM_MAXLEN = env_int("LEDGER_STREAM_MAXLEN", 1_000_000, minimum=1000)
 # A repeated Idempotency-Key within this window replays the stored response.
 IDEMPOTENCY_TTL_SECS = env_int("IDEMPOTENCY_TTL_SECS", 24 * 3600, minimum=60)

@@ -18,7 +18,8 @@
 -- ARGV[3] largest allowed |score| (2^53-1)
 -- ARGV[4] P, the number of periods
 -- ARGV[5] grace after a period's end before its close job runs, ms
--- ARGV[6] ledger length cap (approximate MAXLEN)
+-- ARGV[6] ledger cap (unused since the cap is enforced by the submit script; kept for
+--   the argument order)
 -- ARGV[7] player_id
 -- ARGV[8] sort-key delta (increment) or sort key (best, latest)
 -- ARGV[9] the value as given (score space, for the ledger)
@@ -77,6 +78,7 @@ for i = 1, periods do
   redis.call('ZADD', KEYS[4], 'NX', now, board)
 end
 
-redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[6], '*',
+-- No cap here: corrections are rare admin actions and must not be refused for load.
+redis.call('XADD', KEYS[6], '*',
   'k', 'correction', 'p', player, 'v', ARGV[9], 'n', '', 'm', mode, 't', ARGV[2], 'r', ARGV[10])
 return result

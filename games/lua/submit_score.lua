@@ -17,7 +17,8 @@
 --   (the join rule is presence_update.lua's)
 -- KEYS[11] close-jobs ZSET ('<period>:<period id>' -> when to archive it, ms): a
 --   period's close job is scheduled when its board is first written
--- KEYS[12] ledger STREAM: every applied item is appended, for the database copy
+-- KEYS[12] ledger STREAM: every applied item is appended, for the database copy; it
+--   holds only entries not stored yet (the drain trims the rest, ledger_trim.lua)
 -- KEYS[13 .. 12+P] one board ZSET per period, in the order of the period triples below
 -- then per item, three each: its player's anti-spam ZSET, its idempotency STRING
 --   (a placeholder key when the item has no fingerprint), its player's presence
@@ -32,7 +33,7 @@
 -- ARGV[8] P, the number of periods
 -- ARGV[9] presence timeout, ms; ARGV[10] lifetime of unannounced presence changes, ms
 -- ARGV[11] grace after a period's end before its close job runs, ms
--- ARGV[12] ledger length cap (approximate MAXLEN)
+-- ARGV[12] ledger cap: at this many unstored entries new items are refused, not lost
 -- ARGV[13 .. 12+3P] per board: period name, period id, period end ms ('' for all-time)
 -- then per item, seven each: player_id; sort-key delta (increment) or value (best,
 --   latest); display name ('' keeps the stored one; a new player gets their id);
@@ -42,7 +43,8 @@
 -- Returns one reply per item, in order, each one of
 --   {'ok', replayed 0|1, display name, (period name, period id, sort key, rank)...}
 --   {'err', 'hidden', ''} | {'err', 'player_rate_limited', retry-after ms}
---   {'err', 'overflow', period name} | {'err', 'idempotency_mismatch', ''}
+--   {'err', 'overflow', period name} | {'err', 'idempotency_mismatch', ''} |
+--   {'err', 'ledger_full', ''}
 
 local mode = ARGV[1]
 local now = tonumber(ARGV[2])
@@ -82,6 +84,11 @@ local function apply(spam, idem, player, value, display, member, entry, fingerpr
 
   if redis.call('SISMEMBER', KEYS[2], player) == 1 then
     return {'err', 'hidden', ''}
+  end
+
+  if redis.call('XLEN', KEYS[12]) >= tonumber(ARGV[12]) then
+    -- The database copy fell this far behind: refuse rather than accept what could be lost.
+    return {'err', 'ledger_full', ''}
   end
 
   if limit > 0 then
@@ -151,7 +158,7 @@ for item = 0, n - 1 do
     changed = true
     heartbeat(ARGV[a], KEYS[k + 2])
     -- The ledger: what was applied, when (its period ids follow from 't'), under which mode.
-    redis.call('XADD', KEYS[12], 'MAXLEN', '~', ARGV[12], '*',
+    redis.call('XADD', KEYS[12], '*',
       'k', 'submit', 'p', ARGV[a], 'v', ARGV[a + 6], 'n', ARGV[a + 2], 'm', mode, 't', ARGV[2])
   end
   table.insert(replies, reply)

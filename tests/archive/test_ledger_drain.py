@@ -92,11 +92,12 @@ def test_it_copies_every_applied_submission_in_stream_order(make_game):
             [services.Submission("c", 7, "Cy"), services.Submission("a", 2), services.Submission("a", 9, "")],
             now=NOW + dt.timedelta(seconds=2),
         )
+    appended = {slug: stream(slug) for slug in games}
     assert ledger.ledger_drain() == 15
     for slug in games:
-        entries = stream(slug)
-        assert len(entries) == 5
-        assert rows(slug) == expected(entries)
+        assert len(appended[slug]) == 5
+        assert rows(slug) == expected(appended[slug])
+        assert stream(slug) == []
         assert [r[2:5] for r in rows(slug)] == [
             ("a", 5, "Ann"),
             ("b", -3, ""),
@@ -118,13 +119,14 @@ def test_it_stores_nothing_twice(game):
     submit(game, "p0", 10)
     assert ledger.ledger_drain() == 1
     assert ScoreEvent.objects.count() == 6
-    assert rows() == expected(stream())
+    assert stream() == []  # what the table holds leaves the stream
 
 
 def test_it_drains_in_batches_until_a_short_one(game):
     submit_many(game, [services.Submission(f"p{i}", 1) for i in range(25)])
+    appended = stream()
     assert ledger.ledger_drain(batch_size=10) == 25
-    assert rows() == expected(stream())
+    assert rows() == expected(appended)
     assert pending() == 0
 
 
@@ -134,9 +136,10 @@ def test_it_delivers_again_what_a_crash_between_read_and_ack_left(game):
         submit(game, f"p{i}", i + 1)
     assert len(read_without_ack("worker-1")) == 3
     assert pending() == 3
+    appended = stream()
     # The same process, restarted under the same consumer name, reads its pending entries first.
     assert ledger.ledger_drain(consumer="worker-1") == 3
-    assert rows() == expected(stream())
+    assert rows() == expected(appended)
     assert pending() == 0
 
 
@@ -145,11 +148,12 @@ def test_it_stores_once_when_the_crash_came_after_the_insert(game):
     for i in range(3):
         submit(game, f"p{i}", i + 1)
     entries = read_without_ack("worker-1")
+    appended = stream()
     # The rows were inserted, then the process died before its XACK.
     ScoreEvent.objects.bulk_create([ledger._event(game.pk, event_id, fields) for event_id, fields in entries])
-    assert ledger.ledger_drain(consumer="worker-1") == 0
-    assert ScoreEvent.objects.count() == 3
-    assert rows() == expected(stream())
+    assert ledger.ledger_drain(consumer="worker-1") == 3  # handled again...
+    assert ScoreEvent.objects.count() == 3  # ...and stored once
+    assert rows() == expected(appended)
     assert pending() == 0
 
 
@@ -158,12 +162,13 @@ def test_it_takes_over_what_a_dead_consumer_held(game):
     submit(game, "a", 1)
     submit(game, "b", 2)
     read_without_ack("dead")
+    appended = stream()
     # Not yet: the dead consumer might only be slow.
     assert ledger.ledger_drain(consumer="alive") == 0
     assert pending() == 2
     # Once the entries have been idle long enough, another consumer claims and stores them.
     assert ledger.ledger_drain(consumer="alive", claim_min_idle_ms=0) == 2
-    assert rows() == expected(stream())
+    assert rows() == expected(appended)
     assert pending() == 0
 
 
@@ -171,8 +176,9 @@ def test_it_takes_over_a_dead_consumers_backlog_a_batch_at_a_time(game):
     ledger.ledger_drain(consumer="dead")
     submit_many(game, [services.Submission(f"p{i}", 1) for i in range(25)])
     assert len(read_without_ack("dead")) == 25
+    appended = stream()
     assert ledger.ledger_drain(consumer="alive", batch_size=10, claim_min_idle_ms=0) == 25
-    assert rows() == expected(stream())
+    assert rows() == expected(appended)
     assert pending() == 0
 
 
@@ -256,3 +262,40 @@ def test_it_drops_long_idle_consumers_holding_nothing(game, monkeypatch):
     consumers = run_sync(lambda: get_redis().xinfo_consumers(keys.ledger("tetris"), ledger.LEDGER_GROUP))
     # 'gone' held nothing; 'holding' keeps its entry until someone claims it.
     assert sorted(c["name"] for c in consumers) == ["current", "holding"]
+
+
+def test_it_refuses_scores_rather_than_lose_them_when_the_backlog_is_full(game, settings):
+    settings.LEDGER_STREAM_MAXLEN = 3
+    ledger.ledger_drain()  # the group exists, as in production
+    for i in range(3):
+        submit(game, f"p{i}", 1)
+    board_before = run_sync(lambda: get_redis().zrange(keys.board("tetris", "all-time", "all-time"), 0, -1))
+
+    with pytest.raises(ServiceError) as refused:
+        submit(game, "late", 1)
+
+    assert (refused.value.status, refused.value.code, refused.value.headers) == (
+        503,
+        "ledger_full",
+        {"Retry-After": "5"},
+    )
+    assert run_sync(lambda: get_redis().zrange(keys.board("tetris", "all-time", "all-time"), 0, -1)) == board_before
+    # Once the drain has stored the backlog, the stream is empty again and scores go in.
+    assert ledger.ledger_drain() == 3
+    assert stream() == []
+    submit(game, "late", 1)
+    assert len(stream()) == 1
+
+
+def test_it_keeps_entries_read_but_not_yet_stored_when_it_trims(game):
+    ledger.ledger_drain(consumer="worker-1")
+    submit(game, "a", 1)
+    read_without_ack("worker-1")  # a drain that is still storing these
+    submit(game, "b", 2)  # and one nobody has read yet
+
+    ledger.ledger_drain(consumer="other")  # stores "b" only ("a" is not idle long enough)
+
+    # Nothing from the oldest unstored entry on is trimmed, "b" included.
+    assert [fields["p"] for _, fields in stream()] == ["a", "b"]
+    assert ledger.ledger_drain(consumer="worker-1") == 1
+    assert stream() == []

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -187,22 +188,35 @@ def test_it_replays_each_score_into_its_periods_across_a_dst_change(make_game):
 # --------------------------------------------------------------------------- scores landing meanwhile
 
 
-def test_it_replays_scores_that_land_while_it_runs(make_game):
+def after_the_first_replay(monkeypatch, land: Callable[[], None]) -> None:
+    """Run ``land`` once, right after the rebuild has read the stream to its end."""
+    replay_stream = ledger._replay_stream
+    landed: list[bool] = []
+
+    def replay_then_land(*args: object) -> object:
+        cursor = replay_stream(*args)
+        if not landed:
+            landed.append(True)
+            land()
+        return cursor
+
+    monkeypatch.setattr(ledger, "_replay_stream", replay_then_land)
+
+
+def test_it_replays_scores_that_land_while_it_runs(make_game, monkeypatch):
     game = make_game("tetris", mode="increment", max_submissions_per_minute=0)
     now = dt.datetime.now(dt.UTC)
     for i in range(30):
         submit(game, f"p{i % 7}", i, now)
-    landed: list[str] = []
 
-    def meanwhile(done: int, total: int) -> None:
-        # Reported after the last read: a score now lands after the replay has read past it.
-        if done and done == total and not landed:
-            landed.append("late")
-            submit(game, "late", 99, now, "Late")
-            # And one in a period the replay has not seen: a board of its own.
-            submit(game, "later", 5, now + dt.timedelta(days=1))
+    def meanwhile() -> None:
+        # The replay has read past the end: a score lands now.
+        submit(game, "late", 99, now, "Late")
+        # And one in a period the replay has not seen: a board of its own.
+        submit(game, "later", 5, now + dt.timedelta(days=1))
 
-    report = ledger.leaderboards_rebuild(game=game, now=now, progress=meanwhile)
+    after_the_first_replay(monkeypatch, meanwhile)
+    report = ledger.leaderboards_rebuild(game=game, now=now)
     assert report.swap_attempts == 2
     state = snapshot("tetris")
     daily = keys.board("tetris", "daily", periods.current("daily", "UTC", now).id)
@@ -221,15 +235,10 @@ def test_it_gives_up_without_touching_the_boards_when_scores_never_stop(make_gam
     submit(game, "a", 1, now)
     monkeypatch.setattr(ledger, "REBUILD_SWAP_ATTEMPTS", 1)
     before = snapshot("tetris")
-    calls: list[int] = []
-
-    def meanwhile(done: int, total: int) -> None:
-        if done and done == total and not calls:
-            calls.append(done)
-            submit(game, "b", 2, now)
+    after_the_first_replay(monkeypatch, lambda: submit(game, "b", 2, now))
 
     with pytest.raises(ServiceError) as raised:
-        ledger.leaderboards_rebuild(game=game, now=now, progress=meanwhile)
+        ledger.leaderboards_rebuild(game=game, now=now)
     assert raised.value.code == "rebuild_busy"
     after = snapshot("tetris")  # also fails on a leftover temporary key
     daily = keys.board("tetris", "daily", periods.current("daily", "UTC", now).id)
