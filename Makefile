@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint bench bench-fanout bench-presence clean
+.PHONY: run test install lint bench bench-fanout bench-presence bench-archive clean
 
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,9 @@ bench-fanout: $(STAMP)
 
 bench-presence: $(STAMP)
 	$(PY) bench/presence.py
+
+bench-archive: $(STAMP)
+	$(PY) bench/archive.py
 
 clean:
 	rm -rf $(VENV) var staticfiles
