@@ -30,6 +30,7 @@ Ctrl-C included.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import math
@@ -561,10 +562,18 @@ def _measures(run: Run, tmp: Path, redis_url: str, redis_pid: int) -> None:
             measure_in(env, spec(ARCHIVE_TRACED, database, players=args.players, period_id=big_id, tracemalloc=True))
             measure_in(env, spec(ARCHIVE_TRACED, database, players=small, period_id=small_id, tracemalloc=True))
         measure_in(env, spec(NAIVE_EVENTS, database, events=args.events))
-        # The previous drain's group would have nothing left to deliver: start it afresh, as after a data loss.
+        # The drain trims what it stored: give each database the same full stream, with no group
+        # yet (as after a data loss), from a copy taken before the first drain.
         client = redis.Redis.from_url(redis_url, decode_responses=True)
+        stream_key = keys.ledger(LEDGER_SLUG)
+        copy_key = stream_key + ":bench-copy"
         try:
-            client.xgroup_destroy(keys.ledger(LEDGER_SLUG), ledger.LEDGER_GROUP)
+            if not client.exists(copy_key):
+                client.copy(stream_key, copy_key)
+            client.delete(stream_key)
+            client.copy(copy_key, stream_key)
+            with contextlib.suppress(redis.ResponseError):
+                client.xgroup_destroy(stream_key, ledger.LEDGER_GROUP)
         finally:
             client.close()
         measure_in(env, spec(DRAIN, database, events=args.events))

@@ -197,7 +197,7 @@ class UpdateCall:
         from games import scripts
         from presence import services
 
-        key_list = services._core_keys(game.slug)
+        key_list = services._update_keys(game.slug, ids)
         before = ["EVALSHA", scripts.PRESENCE_UPDATE.sha, len(key_list), *key_list, "server"]
         after = [services._timeout_ms(game), services.PRESENCE_ANNOUNCE_TTL_MS, len(ids), *ids]
         self.ids = len(ids)
@@ -666,7 +666,7 @@ async def _phases(run: Run, *, http_port: int, redis_port: int, raw_key: str, wa
         checks = [
             f"removed {len(removed):,}",
             f"online ZCARD {await client.zcard(online_key):,}",
-            f"last-seen HLEN {await client.hlen(last_seen_key):,}",
+            f"last-seen ZCARD {await client.zcard(last_seen_key):,}",
             f"left ZCARD {left:,} (PTTL {pttl:,} ms, bound {services.PRESENCE_ANNOUNCE_TTL_MS:,})",
         ]
         run.prune = Prune(
