@@ -561,7 +561,6 @@ def _measures(run: Run, tmp: Path, redis_url: str, redis_pid: int) -> None:
             # Untimed (tracing makes the archive about 3x slower): the Python heap's peak, on one database.
             measure_in(env, spec(ARCHIVE_TRACED, database, players=args.players, period_id=big_id, tracemalloc=True))
             measure_in(env, spec(ARCHIVE_TRACED, database, players=small, period_id=small_id, tracemalloc=True))
-        measure_in(env, spec(NAIVE_EVENTS, database, events=args.events))
         # The drain trims what it stored: give each database the same full stream, with no group
         # yet (as after a data loss), from a copy taken before the first drain.
         client = redis.Redis.from_url(redis_url, decode_responses=True)
@@ -576,6 +575,7 @@ def _measures(run: Run, tmp: Path, redis_url: str, redis_pid: int) -> None:
                 client.xgroup_destroy(stream_key, ledger.LEDGER_GROUP)
         finally:
             client.close()
+        measure_in(env, spec(NAIVE_EVENTS, database, events=args.events))
         measure_in(env, spec(DRAIN, database, events=args.events))
 
 
