@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.forms import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from redis.exceptions import RedisError
@@ -192,8 +194,17 @@ class PlayerAdmin(admin.ModelAdmin):
     list_filter = ("game", "hidden")
     search_fields = ("player_id", "display_name")
     list_select_related = ("game",)
-    readonly_fields = ("game", "player_id", "first_seen_at", "linked_user", "presence")
-    fields = ("game", "player_id", "display_name", "hidden", "first_seen_at", "linked_user", "presence")
+    readonly_fields = ("game", "player_id", "first_seen_at", "linked_user", "presence", "score_events")
+    fields = (
+        "game",
+        "player_id",
+        "display_name",
+        "hidden",
+        "first_seen_at",
+        "linked_user",
+        "presence",
+        "score_events",
+    )
     actions = ("hide_players", "unhide_players")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Player]:
@@ -209,6 +220,13 @@ class PlayerAdmin(admin.ModelAdmin):
     @admin.display(description="linked user", ordering="linked_username")
     def linked_user(self, obj: Player) -> str:
         return getattr(obj, "linked_username", None) or "—"
+
+    @admin.display(description="score events")
+    def score_events(self, obj: Player) -> SafeString:
+        """The player's ledger (read-only, with the correction form one click away)."""
+        url = reverse("admin:archive_scoreevent_changelist")
+        query = urlencode({"game__id__exact": obj.game_id, "player_id": obj.player_id})
+        return format_html('<a href="{}?{}">Score events of {}</a>', url, query, obj.player_id)
 
     @admin.display(description="presence")
     def presence(self, obj: Player) -> str:

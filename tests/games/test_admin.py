@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
 from django.urls import reverse
 
 from accounts.models import PlayerLink
+from archive import ledger
 from games import selectors, services
 from games.config import GameConfig
 from games.errors import ServiceError
@@ -300,3 +302,11 @@ def test_it_shows_each_players_linked_user_and_presence(admin_client, game, play
     assert bob_row is not None and "ada" in bob_row.group(0)
     assert "ada" in bob and "online now" in bob
     assert "last seen" in carol
+    # The player's ledger is one click away, and the link opens their events only.
+    ledger.ledger_drain()
+    link = re.search(r'href="([^"]+)">Score events of bob<', bob)
+    assert link is not None
+    events = admin_client.get(html.unescape(link.group(1)))
+    assert events.status_code == 200  # an invalid lookup would redirect to ?e=1
+    listed = {e.player_id for e in events.context["cl"].result_list}
+    assert listed == {"bob"}
