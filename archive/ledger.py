@@ -304,7 +304,6 @@ def score_correct(
         MAX_SAFE_SCORE,
         len(current),
         settings.ARCHIVE_GRACE_SECS * 1000,
-        settings.LEDGER_STREAM_MAXLEN,
         player_id,
         config.sort_key(value),
         value,

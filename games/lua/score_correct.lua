@@ -18,13 +18,11 @@
 -- ARGV[3] largest allowed |score| (2^53-1)
 -- ARGV[4] P, the number of periods
 -- ARGV[5] grace after a period's end before its close job runs, ms
--- ARGV[6] ledger cap (unused since the cap is enforced by the submit script; kept for
---   the argument order)
--- ARGV[7] player_id
--- ARGV[8] sort-key delta (increment) or sort key (best, latest)
--- ARGV[9] the value as given (score space, for the ledger)
--- ARGV[10] the reason, free text ('' for none)
--- ARGV[11 .. 10+3P] per board: period name, period id, period end ms ('' for all-time)
+-- ARGV[6] player_id
+-- ARGV[7] sort-key delta (increment) or sort key (best, latest)
+-- ARGV[8] the value as given (score space, for the ledger)
+-- ARGV[9] the reason, free text ('' for none)
+-- ARGV[10 .. 9+3P] per board: period name, period id, period end ms ('' for all-time)
 -- Returns {'ok', (period name, period id, sort key, rank)...}
 --   | {'err', 'unknown', ''} | {'err', 'hidden', ''} | {'err', 'overflow', period name}
 
@@ -32,8 +30,8 @@ local mode = ARGV[1]
 local now = tonumber(ARGV[2])
 local max_abs = tonumber(ARGV[3])
 local periods = tonumber(ARGV[4])
-local player = ARGV[7]
-local value = ARGV[8]
+local player = ARGV[6]
+local value = ARGV[7]
 
 if redis.call('HEXISTS', KEYS[1], player) == 0 then
   return {'err', 'unknown', ''}
@@ -48,7 +46,7 @@ if mode == 'increment' then
   for i = 1, periods do
     local current = tonumber(redis.call('ZSCORE', KEYS[6 + i], player) or '0')
     if math.abs(current + delta) > max_abs then
-      return {'err', 'overflow', ARGV[11 + (i - 1) * 3]}
+      return {'err', 'overflow', ARGV[10 + (i - 1) * 3]}
     end
   end
 end
@@ -63,16 +61,16 @@ for i = 1, periods do
     redis.call('ZADD', board, value, player)
   end
   local key = redis.call('ZSCORE', board, player)
+  table.insert(result, ARGV[10 + (i - 1) * 3])
   table.insert(result, ARGV[11 + (i - 1) * 3])
-  table.insert(result, ARGV[12 + (i - 1) * 3])
   table.insert(result, key)
   table.insert(result, redis.call('ZCOUNT', board, '-inf', '(' .. key) + 1)
 
   -- As the submit script: a written board is indexed, gets its close job, and is marked changed.
   redis.call('ZADD', KEYS[3], 'NX', '+inf', board)
-  local ends = ARGV[13 + (i - 1) * 3]
+  local ends = ARGV[12 + (i - 1) * 3]
   if ends ~= '' then
-    local job = ARGV[11 + (i - 1) * 3] .. ':' .. ARGV[12 + (i - 1) * 3]
+    local job = ARGV[10 + (i - 1) * 3] .. ':' .. ARGV[11 + (i - 1) * 3]
     redis.call('ZADD', KEYS[5], 'NX', tonumber(ends) + tonumber(ARGV[5]), job)
   end
   redis.call('ZADD', KEYS[4], 'NX', now, board)
@@ -80,5 +78,5 @@ end
 
 -- No cap here: corrections are rare admin actions and must not be refused for load.
 redis.call('XADD', KEYS[6], '*',
-  'k', 'correction', 'p', player, 'v', ARGV[9], 'n', '', 'm', mode, 't', ARGV[2], 'r', ARGV[10])
+  'k', 'correction', 'p', player, 'v', ARGV[8], 'n', '', 'm', mode, 't', ARGV[2], 'r', ARGV[9])
 return result
