@@ -26,7 +26,7 @@ from django.utils import timezone
 from games import keys, scripts
 from games.config import GameConfig
 from games.errors import ServiceError
-from games.models import PLAYER_ID_RE, Game
+from games.models import Game, is_player_id
 from leaderboard_site.redis import get_redis, run_sync
 
 from .models import PlayerLink
@@ -66,7 +66,6 @@ LOGIN_FAILURES_PER_IP = 30
 # be trivial to step around: the unit of the per-address limits is the /64.
 IPV6_PREFIX_BITS = 64
 
-_PLAYER_ID = re.compile(PLAYER_ID_RE)
 _CODE = re.compile(f"^[{LINK_CODE_ALPHABET}]{{{LINK_CODE_LENGTH}}}$")
 
 
@@ -118,7 +117,7 @@ async def link_code_issue(*, game: GameConfig, player_id: str, now: dt.datetime 
     Raises ServiceError: 422 malformed player id, 403 hidden player, 429 when the
     player already has LINK_CODES_PER_PLAYER live codes (with Retry-After).
     """
-    if not isinstance(player_id, str) or not _PLAYER_ID.fullmatch(player_id):
+    if not is_player_id(player_id):
         raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
     now_ms = _ms(now)
     for _ in range(LINK_CODE_DRAWS_MAX):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-import re
 import socket
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -31,7 +30,7 @@ from redis.exceptions import ResponseError
 from games import keys, periods, scripts
 from games.config import GameConfig
 from games.errors import ServiceError
-from games.models import MAX_SAFE_SCORE, PLAYER_ID_RE, Game, Player
+from games.models import MAX_SAFE_SCORE, Game, Player, is_player_id
 from games.services import PeriodStanding
 from leaderboard_site.redis import get_redis, run_sync
 
@@ -70,7 +69,6 @@ REBUILD_SWAP_ATTEMPTS = 50
 # An admin's reason for a correction, stored with its ledger entry.
 CORRECTION_REASON_MAX_CHARS = 200
 
-_PLAYER_ID = re.compile(PLAYER_ID_RE)
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 StreamId = tuple[int, int]
@@ -257,7 +255,7 @@ def _config(game: Game | GameConfig) -> GameConfig:
 
 
 def _check_correction(game: GameConfig, player_id: str, value: int, reason: str) -> None:
-    if not isinstance(player_id, str) or not _PLAYER_ID.fullmatch(player_id):
+    if not is_player_id(player_id):
         raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
     if isinstance(value, bool) or not isinstance(value, int) or abs(value) > MAX_SAFE_SCORE:
         raise ServiceError(422, "invalid", "Must be an integer with |value| <= 2^53-1.", field="value")

@@ -19,7 +19,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from . import config, selectors, services
 from .errors import ServiceError, not_found
-from .models import PLAYER_ID_RE
+from .models import is_player_id
 from .schemas import (
     BatchIn,
     BatchOut,
@@ -39,7 +39,6 @@ MAX_AROUND_RADIUS = 50
 MAX_FRIENDS = 100
 MAX_OFFSET = 10**9
 IDEMPOTENCY_KEY_RE = re.compile(r"^[\x20-\x7e]{1,255}$")
-_PLAYER_ID = re.compile(PLAYER_ID_RE)
 
 
 class BearerKey(HttpBearer):
@@ -278,7 +277,7 @@ def _board_out(board: selectors.Board) -> dict[str, Any]:
 
 
 def checked_player_id(value: str) -> str:
-    if not _PLAYER_ID.fullmatch(value):
+    if not is_player_id(value):
         raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
     return value
 
@@ -311,7 +310,7 @@ def _ids(ids: str) -> list[str]:
     if len(parsed) > MAX_FRIENDS:
         raise ServiceError(422, "invalid", f"At most {MAX_FRIENDS} player ids.", field="ids")
     for player_id in parsed:
-        if not _PLAYER_ID.fullmatch(player_id):
+        if not is_player_id(player_id):
             raise ServiceError(422, "invalid", f"{player_id[:70]!r} is not a valid player id.", field="ids")
     return parsed
 

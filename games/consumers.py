@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
 from typing import Any
 
 from channels.consumer import get_handler_name
@@ -23,7 +22,7 @@ from presence import selectors as presence_selectors
 from presence import services as presence_services
 
 from . import config, events, periods, selectors, services
-from .models import PLAYER_ID_RE
+from .models import is_player_id
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +35,6 @@ PRESENCE_SNAPSHOT_PLAYERS = 50
 # Close codes: the game does not exist; the server asked everyone to reconnect.
 CLOSE_NO_SUCH_GAME = 4404
 CLOSE_RECONNECT = 1012
-_PLAYER_ID = re.compile(PLAYER_ID_RE)
 LIVE_EVENT_TYPES = frozenset({"live.event", "live.disconnect"})
 
 
@@ -182,7 +180,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         player_ids = message.get("player_ids")
         if (
             not isinstance(player_ids, list)
-            or not all(isinstance(p, str) and _PLAYER_ID.fullmatch(p) for p in player_ids)
+            or not all(is_player_id(p) for p in player_ids)
             or len(self.followed | set(player_ids)) > MAX_FOLLOWED
         ):
             await self.error("invalid", f"player_ids must be a list of at most {MAX_FOLLOWED} valid player ids.")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from zoneinfo import available_timezones
 
@@ -13,8 +14,17 @@ from . import periods
 # Scores are exact in a Redis double only up to 2**53 - 1.
 MAX_SAFE_SCORE = 2**53 - 1
 
-# Match with re.fullmatch: with re.match, "$" would also accept a trailing newline.
+# Pydantic and the model validator use the pattern; Python code calls is_player_id (with
+# re.match, "$" would also accept a trailing newline).
 PLAYER_ID_RE = r"^[A-Za-z0-9_.:-]{1,64}$"
+_PLAYER_ID = re.compile(PLAYER_ID_RE)
+
+
+def is_player_id(value: object) -> bool:
+    """1-64 characters of A-Z a-z 0-9 _ . : - (the one check every entry point uses)."""
+    return isinstance(value, str) and _PLAYER_ID.fullmatch(value) is not None
+
+
 SLUG_RE = r"^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$"
 
 # Presence: a player is online while last seen within the game's timeout. Open pages

@@ -11,7 +11,6 @@ import datetime as dt
 import hmac
 import json
 import math
-import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from presence.services import PRESENCE_ANNOUNCE_TTL_MS
 from . import config, keys, periods, scripts
 from .config import ApiKeyConfig, GameConfig
 from .errors import ServiceError
-from .models import DEFAULT_PRESENCE_TIMEOUT_SECS, MAX_SAFE_SCORE, PLAYER_ID_RE, ApiKey, Game, Player, hash_secret
+from .models import DEFAULT_PRESENCE_TIMEOUT_SECS, MAX_SAFE_SCORE, ApiKey, Game, Player, hash_secret, is_player_id
 
 # The anti-spam window is a sliding minute, as the game setting says "per minute".
 PLAYER_SPAM_WINDOW_MS = 60_000
@@ -40,8 +39,6 @@ SUBMIT_CHUNK_ITEMS = 100
 LEDGER_FULL_RETRY_SECS = 5
 # One drain of new players writes at most this many rows in one INSERT.
 PLAYER_SYNC_BATCH_SIZE = 1000
-
-_PLAYER_ID = re.compile(PLAYER_ID_RE)
 
 
 def _now_ms(now: dt.datetime) -> int:
@@ -231,7 +228,7 @@ class Idempotency:
 
 
 def _check(game: GameConfig, item: Submission) -> None:
-    if not _PLAYER_ID.fullmatch(item.player_id):
+    if not is_player_id(item.player_id):
         raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
     if isinstance(item.score, bool) or not isinstance(item.score, int) or abs(item.score) > MAX_SAFE_SCORE:
         raise ServiceError(422, "invalid", "Must be an integer with |score| <= 2^53-1.", field="score")

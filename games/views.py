@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -15,7 +13,7 @@ from presence import selectors as presence_selectors
 
 from . import config, events, periods, selectors
 from .errors import ServiceError
-from .models import PLAYER_ID_RE
+from .models import is_player_id
 
 PAGE_SIZE = 50
 HOME_TOP_N = 3
@@ -24,7 +22,6 @@ AROUND_RADIUS = 5
 PRESENCE_LIST_SIZE = 20
 # The player page's placement history shows this many of the latest finished periods.
 PLACEMENT_HISTORY_SIZE = 30
-_PLAYER_ID = re.compile(PLAYER_ID_RE)
 
 
 def _not_found(request: HttpRequest, message: str) -> HttpResponse:
@@ -60,7 +57,7 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
     find = (request.GET.get("player") or "").strip()
     find_error = None
     if find:
-        if _PLAYER_ID.fullmatch(find):
+        if is_player_id(find):
             standing = await selectors.player_standing(game=config_, period=period, player_id=find)
             if standing is not None:
                 return redirect(reverse("games:player", args=[config_.slug, find]) + f"?period={period}")
@@ -115,7 +112,7 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
     config_ = await config.get_game(game)
     if config_ is None:
         return _not_found(request, f"There is no game “{game}”.")
-    if not _PLAYER_ID.fullmatch(player_id):
+    if not is_player_id(player_id):
         return _not_found(request, "That is not a valid player id.")
     period = request.GET.get("period") or config_.periods[0]
     if period not in config_.periods:

@@ -11,7 +11,6 @@ broadcaster once per tick (games/broadcaster.py).
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,7 +19,7 @@ from django.utils import timezone
 from games import keys, scripts
 from games.config import GameConfig
 from games.errors import ServiceError
-from games.models import PLAYER_ID_RE, Game
+from games.models import Game, is_player_id
 from leaderboard_site.redis import get_redis, run_sync
 
 from .selectors import PRESENCE_LAST_SEEN_KEEP_SECS, OnlinePlayer
@@ -43,8 +42,6 @@ ANNOUNCE_MAX_PER_TICK = 200
 # One broadcaster at a time announces a game's presence; if it dies, another takes
 # over this long after its last tick.
 ANNOUNCER_LEASE_MS = 2000
-
-_PLAYER_ID = re.compile(PLAYER_ID_RE)
 
 
 def _ms(now: dt.datetime | None) -> int:
@@ -87,7 +84,7 @@ class Reported:
 def _check_ids(ids: Sequence[object], field: str) -> list[str]:
     checked: list[str] = []
     for i, player_id in enumerate(ids):
-        if not isinstance(player_id, str) or not _PLAYER_ID.fullmatch(player_id):
+        if not is_player_id(player_id):
             raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field=f"{field}[{i}]")
         checked.append(player_id)
     return list(dict.fromkeys(checked))
