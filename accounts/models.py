@@ -4,7 +4,7 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 
-from games.models import PLAYER_ID_RE, Game
+from core.models import PLAYER_ID_RE, Game
 
 
 class PlayerLink(models.Model):

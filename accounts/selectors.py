@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from games.models import Game, Player
+from core.models import Game, Player
 
 from .models import PlayerLink
 

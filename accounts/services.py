@@ -1,7 +1,7 @@
 """Account writes: link codes (issued for game servers, redeemed by signed-in users),
 links, and the log-in lock-out. Views and API endpoints adapt to these.
 
-Link codes live only in Redis (games/lua/link_code_*.lua); a redeemed code becomes
+Link codes live only in Redis (accounts/lua/link_code_*.lua); a redeemed code becomes
 a :class:`~accounts.models.PlayerLink` row. Guessing is bounded twice: a code is
 one of 31^8 (about 8.5 * 10^11) strings, valid ten minutes and single-use, and
 wrong guesses lock out the user and the client address for a while.
@@ -21,14 +21,14 @@ from typing import Any
 from django.contrib.auth import authenticate
 from django.db import IntegrityError, transaction
 from django.db.models import Q
-from django.utils import timezone
 
-from games import keys, scripts
-from games.config import GameConfig
-from games.errors import ServiceError
-from games.models import Game, is_player_id
-from leaderboard_site.redis import get_redis, run_sync
+from core import clock, keys
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.models import Game, is_player_id
+from core.redis import get_redis, run_sync
 
+from . import scripts
 from .models import PlayerLink
 
 # No 0/O, 1/I/L: a code is read off a game screen and typed on a phone.
@@ -69,14 +69,6 @@ IPV6_PREFIX_BITS = 64
 _CODE = re.compile(f"^[{LINK_CODE_ALPHABET}]{{{LINK_CODE_LENGTH}}}$")
 
 
-def _ms(now: dt.datetime | None) -> int:
-    return int((now or timezone.now()).timestamp() * 1000)
-
-
-def _from_ms(ms: int) -> dt.datetime:
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
-
-
 def _minutes(wait_ms: int) -> str:
     minutes = max(1, math.ceil(wait_ms / 60_000))
     return f"{minutes} minute{'s' if minutes != 1 else ''}"
@@ -111,7 +103,7 @@ def _new_code() -> str:
     return "".join(secrets.choice(LINK_CODE_ALPHABET) for _ in range(LINK_CODE_LENGTH))
 
 
-async def link_code_issue(*, game: GameConfig, player_id: str, now: dt.datetime | None = None) -> IssuedCode:
+async def link_code_issue(*, game: GameConfig, player_id: str) -> IssuedCode:
     """A new one-time code that links a site user to ``player_id`` when entered on the site.
 
     Raises ServiceError: 422 malformed player id, 403 hidden player, 429 when the
@@ -119,7 +111,7 @@ async def link_code_issue(*, game: GameConfig, player_id: str, now: dt.datetime 
     """
     if not is_player_id(player_id):
         raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
-    now_ms = _ms(now)
+    now_ms = clock.now_ms()
     for _ in range(LINK_CODE_DRAWS_MAX):
         code = _new_code()
         outcome, value = await scripts.LINK_CODE_ISSUE(
@@ -128,7 +120,7 @@ async def link_code_issue(*, game: GameConfig, player_id: str, now: dt.datetime 
             [now_ms, LINK_CODE_TTL_SECS * 1000, LINK_CODES_PER_PLAYER, player_id, code],
         )
         if outcome == "ok":
-            return IssuedCode(code=code, player_id=player_id, expires_at=_from_ms(int(value)))
+            return IssuedCode(code=code, player_id=player_id, expires_at=clock.from_ms(int(value)))
         if outcome == "hidden":
             raise ServiceError(403, "player_hidden", "This player is hidden in this game.", field="player_id")
         if outcome == "limit":
@@ -165,9 +157,7 @@ async def _redeem(slug: str, user_id: int, address: str, code: str, now_ms: int)
     )
 
 
-def link_code_redeem(
-    *, user: Any, game: Game | GameConfig, code: str, ip: str, now: dt.datetime | None = None
-) -> PlayerLink:
+def link_code_redeem(*, user: Any, game: Game | GameConfig, code: str, ip: str) -> PlayerLink:
     """Link ``user`` to the player a code was issued for, replacing the user's link in
     this game and any other user's link to that player. The code is used up.
 
@@ -186,7 +176,7 @@ def link_code_redeem(
             f"A link code is {LINK_CODE_LENGTH} letters and digits, like ABCD2345.",
             field="code",
         )
-    outcome, value = run_sync(_redeem, game.slug, user.pk, client_address(ip), normalised, _ms(now))
+    outcome, value = run_sync(_redeem, game.slug, user.pk, client_address(ip), normalised, clock.now_ms())
     if outcome == "locked":
         retry_ms = int(value)
         raise ServiceError(
@@ -257,7 +247,7 @@ def _locked_out(wait_ms: int) -> ServiceError:
     )
 
 
-def login_authenticate(*, username: str, password: str, ip: str, now: dt.datetime | None = None) -> Any:
+def login_authenticate(*, username: str, password: str, ip: str) -> Any:
     """The user with these credentials, unless the username or the address is locked out.
 
     A locked-out attempt does not even reach the password check. A success does not
@@ -269,7 +259,7 @@ def login_authenticate(*, username: str, password: str, ip: str, now: dt.datetim
     """
     if not username.strip() or not password:
         raise ServiceError(422, "invalid", "Enter your username and password.", field="username")
-    address, now_ms = client_address(ip), _ms(now)
+    address, now_ms = client_address(ip), clock.now_ms()
     wait_ms = run_sync(_login_failures, "check", username, address, now_ms)
     if wait_ms:
         raise _locked_out(wait_ms)

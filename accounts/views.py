@@ -18,7 +18,7 @@ from django.shortcuts import redirect, render, resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
-from games.errors import ServiceError
+from core.errors import ServiceError
 
 from . import selectors, services
 

@@ -11,9 +11,8 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from games.admin import REDIS_DOWN_MESSAGE, REDIS_ERRORS
-from games.errors import ServiceError
-from games.models import Game
+from core.errors import REDIS_DOWN_MESSAGE, REDIS_ERRORS, ServiceError
+from core.models import Game
 
 from . import services
 from .models import ArchivedPeriod, ArchivedStanding

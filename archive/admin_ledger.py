@@ -12,9 +12,8 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.http import urlencode
 
-from games.admin import REDIS_DOWN_MESSAGE, REDIS_ERRORS
-from games.errors import ServiceError
-from games.models import MAX_SAFE_SCORE, Game
+from core.errors import REDIS_DOWN_MESSAGE, REDIS_ERRORS, ServiceError
+from core.models import MAX_SAFE_SCORE, Game
 
 from . import ledger
 from .models import ScoreEvent

@@ -1,7 +1,8 @@
-"""Archive endpoints of the JSON API (mounted in leaderboard_site/api.py).
+"""Named-period and archive endpoints of the JSON API (mounted in leaderboard_site/api.py).
 
-The named-period standings of archived periods need no endpoint of their own:
-games/api.py serves them, and games/selectors.py reads the archive for them.
+A period named by its id answers with the shapes of the current-period reads
+(games/api.py), from Redis while it is open or not yet archived and from the
+archive once it is complete (archive/selectors.py decides which).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from pydantic import Field
 
-from games.api import READ_ERRORS, Limit, Offset, game_or_404
+from core.api import READ_ERRORS, checked_player_id, game_or_404
+from games.api import Ids, Limit, Offset, Radius, board_out, not_on_board, player_ids_param
+from games.schemas import BoardOut, FriendsOut, StandingOut
 
 from . import selectors
 
@@ -65,3 +68,65 @@ async def archived_periods(
             for a in archives
         ],
     }
+
+
+@router.get(
+    "/games/{game}/leaderboards/{period}/{period_id}/players",
+    response={200: FriendsOut, **READ_ERRORS},
+    summary="Friends view of a named period",
+)
+async def friends_named(request: HttpRequest, game: str, period: str, period_id: str, ids: str = Ids) -> Any:
+    board, missing = await selectors.period_ranked(
+        game=await game_or_404(game), period=period, period_id=period_id, player_ids=player_ids_param(ids)
+    )
+    return {**board_out(board), "missing": missing}
+
+
+@router.get(
+    "/games/{game}/leaderboards/{period}/{period_id}/players/{player_id}",
+    response={200: StandingOut, **READ_ERRORS},
+    summary="A player's standing in a named period",
+)
+async def standing_named(request: HttpRequest, game: str, period: str, period_id: str, player_id: str) -> Any:
+    found = await selectors.period_standing(
+        game=await game_or_404(game), period=period, period_id=period_id, player_id=checked_player_id(player_id)
+    )
+    if found is None:
+        raise not_on_board(player_id)
+    return vars(found)
+
+
+@router.get(
+    "/games/{game}/leaderboards/{period}/{period_id}/players/{player_id}/around",
+    response={200: BoardOut, **READ_ERRORS},
+    summary="Players around a player in a named period",
+)
+async def around_named(
+    request: HttpRequest, game: str, period: str, period_id: str, player_id: str, radius: int = Radius
+) -> Any:
+    board = await selectors.period_around(
+        game=await game_or_404(game),
+        period=period,
+        period_id=period_id,
+        player_id=checked_player_id(player_id),
+        radius=radius,
+    )
+    if board is None:
+        raise not_on_board(player_id)
+    return board_out(board)
+
+
+@router.get(
+    "/games/{game}/leaderboards/{period}/{period_id}",
+    response={200: BoardOut, **READ_ERRORS},
+    summary="Standings of a named period",
+)
+async def leaderboard_named(
+    request: HttpRequest, game: str, period: str, period_id: str, offset: int = Offset, limit: int = Limit
+) -> Any:
+    """A period by id (e.g. `2026-11-22`, `2026-W47`, `2026-11`): from Redis while it is open or not yet
+    archived, then from the archive in the database, with the same shapes."""
+    board = await selectors.period_page(
+        game=await game_or_404(game), period=period, period_id=period_id, offset=offset, limit=limit
+    )
+    return board_out(board)

@@ -24,16 +24,17 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db.models import Q
-from django.utils import timezone
 from redis.exceptions import ResponseError
 
-from games import keys, periods, scripts
-from games.config import GameConfig
-from games.errors import ServiceError
-from games.models import MAX_SAFE_SCORE, Game, Player, is_player_id
+from core import clock, keys
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.models import MAX_SAFE_SCORE, Game, Player, is_player_id
+from core.redis import get_redis, run_sync
+from games import periods
 from games.services import PeriodStanding
-from leaderboard_site.redis import get_redis, run_sync
 
+from . import scripts
 from .models import ArchivedPeriod, ScoreEvent
 
 logger = logging.getLogger(__name__)
@@ -69,8 +70,6 @@ REBUILD_SWAP_ATTEMPTS = 50
 # An admin's reason for a correction, stored with its ledger entry.
 CORRECTION_REASON_MAX_CHARS = 200
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-
 StreamId = tuple[int, int]
 Progress = Callable[[int, int], None]
 
@@ -83,14 +82,6 @@ def default_consumer() -> str:
 def _split_id(event_id: str) -> StreamId:
     ms, _, seq = event_id.partition("-")
     return int(ms), int(seq)
-
-
-def _at(ms: int) -> dt.datetime:
-    return _EPOCH + dt.timedelta(milliseconds=ms)
-
-
-def _now_ms(now: dt.datetime) -> int:
-    return int(now.timestamp() * 1000)
 
 
 def _event(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | None:
@@ -110,7 +101,7 @@ def _event(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | 
             display_name=fields.get("n", "")[:64],
             value=int(fields["v"]),
             mode=fields["m"],
-            at=_at(int(fields["t"])),
+            at=clock.from_ms(fields["t"]),
             reason=fields.get("r", "")[:CORRECTION_REASON_MAX_CHARS],
         )
     except (KeyError, ValueError) as error:
@@ -272,9 +263,7 @@ def _check_correction(game: GameConfig, player_id: str, value: int, reason: str)
         raise ServiceError(422, "invalid", f"At most {CORRECTION_REASON_MAX_CHARS} characters.", field="reason")
 
 
-def score_correct(
-    *, game: Game | GameConfig, player_id: str, value: int, reason: str = "", now: dt.datetime | None = None
-) -> Corrected:
+def score_correct(*, game: Game | GameConfig, player_id: str, value: int, reason: str = "") -> Corrected:
     """An admin's correction of a player's score on the game's current boards, recorded in the ledger.
 
     Increment games: ``value`` is added (negative to take away). Best and latest
@@ -284,7 +273,7 @@ def score_correct(
     """
     config = _config(game)
     _check_correction(config, player_id, value, reason)
-    now = now or timezone.now()
+    now = clock.now()
     current = [periods.current(kind, config.timezone, now) for kind in config.periods]
     slug = config.slug
     key_list = [
@@ -298,7 +287,7 @@ def score_correct(
     ]
     args: list[str | int] = [
         config.mode,
-        _now_ms(now),
+        clock.to_ms(now),
         MAX_SAFE_SCORE,
         len(current),
         settings.ARCHIVE_GRACE_SECS * 1000,
@@ -519,9 +508,7 @@ async def _drop(temps: Sequence[str]) -> None:
         await get_redis().delete(*temps)
 
 
-def leaderboards_rebuild(
-    *, game: Game, now: dt.datetime | None = None, progress: Progress | None = None
-) -> RebuildReport:
+def leaderboards_rebuild(*, game: Game, progress: Progress | None = None) -> RebuildReport:
     """Replay a game's ledger into its Redis boards; they end identical to what the ledger says.
 
     Rebuilds the all-time board, every board Redis keeps (the boards index), and
@@ -530,8 +517,8 @@ def leaderboards_rebuild(
     left as they are (see docs/ledger.md). ``progress(done, total)`` is called as
     events are replayed.
     """
-    now = now or timezone.now()
-    now_ms = _now_ms(now)
+    now = clock.now()
+    now_ms = clock.to_ms(now)
     config = GameConfig.from_model(game, "0")
     slug = game.slug
     report = RebuildReport(game=slug)

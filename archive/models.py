@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.core.validators import RegexValidator
 from django.db import models
 
-from games.models import PLAYER_ID_RE, Game
+from core.models import PLAYER_ID_RE, Game
 
 
 class ArchivedPeriod(models.Model):

@@ -1,10 +1,14 @@
-"""Reads of archived periods: final standings, the list of finished periods, a player's placements.
+"""Reads of named periods (current or past) and of archived ones: final standings,
+the list of finished periods, a player's placements.
+
+A named period is read from where it lives (``period_*``): the current one and a
+past one whose archive is not complete yet from Redis (games/selectors.py), a
+past one with a complete archive from the database, anything else is a 404.
 
 Final standings answer with the shapes and semantics of the live reads in
 games/selectors.py (Board, Entry, Standing): competition ranks as archived,
 equal scores listed by player_id in byte order, windows that shift at either end
-of the board like games/lua/board_window.lua. games/selectors.py routes a named
-period here once its archive is complete. Only COMPLETE archives are read: a
+of the board like games/lua/board_window.lua. Only COMPLETE archives are read: a
 snapshot of an open period or an archive still being written is not a final record.
 """
 
@@ -18,8 +22,10 @@ from django.db import connection
 from django.db.models import Count, Expression, F, Q, QuerySet
 from django.db.models.functions import Collate
 
+from core.config import GameConfig
+from core.errors import ServiceError
 from games import periods
-from games.config import GameConfig
+from games import selectors as board_reads
 from games.selectors import Board, Entry, Standing
 
 from .models import ArchivedPeriod, ArchivedStanding
@@ -119,7 +125,7 @@ async def _window(archive: Archived, start: int, stop: int) -> list[Entry]:
     return [_entry(*row) async for row in rows]
 
 
-async def leaderboard_page(*, archive: Archived, offset: int = 0, limit: int = 50) -> Board:
+async def archived_page(*, archive: Archived, offset: int = 0, limit: int = 50) -> Board:
     entries = await _window(archive, offset, offset + limit - 1)
     return Board(period=archive.period, total=archive.total, offset=offset, entries=entries)
 
@@ -137,7 +143,7 @@ async def _position(archive: Archived, player_id: str) -> int | None:
     return await ahead.acount()
 
 
-async def players_around(*, archive: Archived, player_id: str, radius: int = 5) -> Board | None:
+async def archived_around(*, archive: Archived, player_id: str, radius: int = 5) -> Board | None:
     """The player with up to ``radius`` neighbours each side; None if not on the board.
 
     The window shifts at either end to stay 2*radius+1 long, as board_window.lua does.
@@ -164,7 +170,7 @@ async def player_page_number(*, archive: Archived, player_id: str, page_size: in
     return None if position is None else position // page_size + 1
 
 
-async def standings_of(*, archive: Archived, player_ids: Sequence[str]) -> list[Standing]:
+async def archived_standings(*, archive: Archived, player_ids: Sequence[str]) -> list[Standing]:
     """The given players' final standings (those on the board), best first.
 
     Percentile as live: the share of the board with a strictly worse score. Equal
@@ -259,3 +265,60 @@ async def has_placements(*, game: GameConfig, player_id: str) -> bool:
         .order_by()
         .aexists()
     )
+
+
+# --------------------------------------------------------------------------- named periods
+
+
+async def _named(game: GameConfig, period: str, period_id: str) -> tuple[periods.Period, Archived | None]:
+    """The period to read, and its complete archive if it has one (read that instead of Redis).
+
+    A past period without a complete archive is read from Redis while its board is kept (else 404).
+    """
+    resolved, is_current = board_reads.resolve_period(game=game, period=period, period_id=period_id)
+    if is_current:
+        return resolved, None
+    archive = await complete_period(game=game, period=resolved.kind, period_id=resolved.id)
+    if archive is not None:
+        return archive.period, archive
+    if not await board_reads.board_kept(game=game, period=resolved):
+        raise ServiceError(404, "period_not_found", f"No {resolved.kind} board {resolved.id} is kept for this game.")
+    return resolved, None
+
+
+async def period_page(*, game: GameConfig, period: str, period_id: str, offset: int = 0, limit: int = 50) -> Board:
+    resolved, archive = await _named(game, period, period_id)
+    if archive is not None:
+        return await archived_page(archive=archive, offset=offset, limit=limit)
+    return await board_reads.board_page(game=game, period=resolved, offset=offset, limit=limit)
+
+
+async def period_around(
+    *, game: GameConfig, period: str, period_id: str, player_id: str, radius: int = 5
+) -> Board | None:
+    resolved, archive = await _named(game, period, period_id)
+    if archive is not None:
+        return await archived_around(archive=archive, player_id=player_id, radius=radius)
+    return await board_reads.board_around(game=game, period=resolved, player_id=player_id, radius=radius)
+
+
+async def period_standing(*, game: GameConfig, period: str, period_id: str, player_id: str) -> Standing | None:
+    resolved, archive = await _named(game, period, period_id)
+    if archive is not None:
+        found = await archived_standings(archive=archive, player_ids=[player_id])
+    else:
+        _, found = await board_reads.board_standings(game=game, period=resolved, player_ids=[player_id])
+    return found[0] if found else None
+
+
+async def period_ranked(
+    *, game: GameConfig, period: str, period_id: str, player_ids: Sequence[str]
+) -> tuple[Board, list[str]]:
+    """The given players ranked within a named period's whole board, and those not on it."""
+    resolved, archive = await _named(game, period, period_id)
+    unique = list(dict.fromkeys(player_ids))
+    if archive is not None:
+        found = await archived_standings(archive=archive, player_ids=unique)
+        return board_reads.ranked_board(archive.period, archive.total, found, unique)
+    total, found = await board_reads.board_standings(game=game, period=resolved, player_ids=unique)
+    return board_reads.ranked_board(resolved, total, found, unique)

@@ -26,15 +26,17 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 from redis.exceptions import RedisError
 
-from games import keys, periods, scripts
-from games.config import GameConfig
-from games.errors import ServiceError
-from games.models import Game
-from leaderboard_site.redis import get_redis, run_sync
+from core import clock, keys
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.models import Game
+from core.redis import get_redis, run_sync
+from games import periods
+from games import scripts as board_scripts
 
+from . import scripts
 from .models import ArchivedPeriod, ArchivedStanding
 
 logger = logging.getLogger(__name__)
@@ -68,14 +70,6 @@ CLOSE_JOBS_DEAD_SHOWN = 1000
 ARCHIVED_PERIODS: tuple[str, ...] = tuple(p for p in periods.PERIODS if p != periods.ALL_TIME)
 
 Progress = Callable[[int, int], None]
-
-
-def _ms(moment: dt.datetime) -> int:
-    return int(moment.timestamp() * 1000)
-
-
-def _from_ms(ms: float | str) -> dt.datetime:
-    return dt.datetime.fromtimestamp(float(ms) / 1000, tz=dt.UTC)
 
 
 def close_job_name(*, period: str, period_id: str) -> str:
@@ -117,7 +111,7 @@ async def _board_state(slug: str, board_key: str) -> tuple[bool, bool]:
 
 
 async def _window(board_key: str, names_key: str, offset: int, limit: int) -> list:
-    return await scripts.BOARD_WINDOW(get_redis(), [board_key, names_key], ["page", offset, limit])
+    return await board_scripts.BOARD_WINDOW(get_redis(), [board_key, names_key], ["page", offset, limit])
 
 
 async def _retain(slug: str, board_key: str, now_ms: int) -> None:
@@ -145,7 +139,6 @@ def period_archive(
     period_id: str,
     force: bool = False,
     chunk_size: int = ARCHIVE_CHUNK_SIZE,
-    now: dt.datetime | None = None,
     progress: Progress | None = None,
     after_chunk: Callable[[int], None] | None = None,
 ) -> ArchivedPeriod:
@@ -162,7 +155,7 @@ def period_archive(
     already in progress, or a board that changed meanwhile; 404 when the board is
     not in Redis and was never known to exist there (nothing to archive).
     """
-    now = now or timezone.now()
+    now = clock.now()
     resolved = _period(game, period, period_id)
     assert resolved.ends_at is not None and resolved.starts_at is not None
     finished = now >= resolved.ends_at
@@ -190,7 +183,7 @@ def period_archive(
     try:
         existing = ArchivedPeriod.objects.filter(game=game, period=period, period_id=period_id).first()
         if existing is not None and existing.status == ArchivedPeriod.Status.COMPLETE:
-            run_sync(_retain, slug, board_key, _ms(now))
+            run_sync(_retain, slug, board_key, clock.now_ms())
             return existing
         exists, known = run_sync(_board_state, slug, board_key)
         if not exists and not known:
@@ -272,7 +265,7 @@ def period_archive(
             archived.save(update_fields=["total", "status", "archived_at"])
         if finished:
             # Only now: a board never expires before its archive is complete.
-            run_sync(_retain, slug, board_key, _ms(now))
+            run_sync(_retain, slug, board_key, clock.now_ms())
         return archived
     finally:
         # The lock expires by itself: never let a failed release hide the run's own error.
@@ -308,17 +301,17 @@ class CloseQueue:
     dead: list[DeadJob]
 
 
-async def close_jobs_claim(*, slug: str, now: dt.datetime, limit: int = 1) -> list[ClaimedJob]:
+async def close_jobs_claim(*, slug: str, limit: int = 1) -> list[ClaimedJob]:
     """Claim up to ``limit`` due jobs of a game (one script call: no job goes to two workers)."""
     raw = await scripts.CLOSE_CLAIM(
         get_redis(),
         [keys.close_jobs(slug), keys.close_claims(slug), keys.close_attempts(slug)],
-        [_ms(now), CLOSE_JOB_VISIBILITY_SECS * 1000, limit],
+        [clock.now_ms(), CLOSE_JOB_VISIBILITY_SECS * 1000, limit],
     )
     return [ClaimedJob(raw[i], int(raw[i + 1]), int(raw[i + 2])) for i in range(0, len(raw), 3)]
 
 
-async def close_jobs_reap(*, slug: str, now: dt.datetime) -> list[tuple[str, str]]:
+async def close_jobs_reap(*, slug: str) -> list[tuple[str, str]]:
     """Return claims whose deadline passed to the due ZSET (or, out of attempts, to the dead one)."""
     raw = await scripts.CLOSE_REAP(
         get_redis(),
@@ -329,7 +322,7 @@ async def close_jobs_reap(*, slug: str, now: dt.datetime) -> list[tuple[str, str
             keys.close_dead(slug),
             keys.close_errors(slug),
         ],
-        [_ms(now), CLOSE_JOB_MAX_ATTEMPTS, CLOSE_JOBS_REAP_BATCH, "its claim expired: the worker died or hung"],
+        [clock.now_ms(), CLOSE_JOB_MAX_ATTEMPTS, CLOSE_JOBS_REAP_BATCH, "its claim expired: the worker died or hung"],
     )
     return [(raw[i], raw[i + 1]) for i in range(0, len(raw), 2)]
 
@@ -366,25 +359,25 @@ async def _fail(slug: str, job: str, token: int, now_ms: int, error: str) -> tup
     return outcome, int(attempts), int(when)
 
 
-def _run_job(game: Game, claimed: ClaimedJob, clock: Callable[[], dt.datetime]) -> bool:
+def _run_job(game: Game, claimed: ClaimedJob) -> bool:
     """Archive one claimed job's period, extending the claim after every chunk; then
     ack it, or record the failure (backoff or dead letter). Returns whether it succeeded."""
     token = claimed.token
 
     def extend(done: int, total: int) -> None:
         nonlocal token
-        deadline = _ms(clock()) + CLOSE_JOB_VISIBILITY_SECS * 1000
+        deadline = clock.now_ms() + CLOSE_JOB_VISIBILITY_SECS * 1000
         if not run_sync(_extend, game.slug, claimed.job, token, deadline):
             raise ServiceError(409, "claim_lost", "The job's claim expired and was handed back; this run stopped.")
         token = deadline
 
     period, _, period_id = claimed.job.partition(":")
     try:
-        period_archive(game=game, period=period, period_id=period_id, now=clock(), progress=extend)
+        period_archive(game=game, period=period, period_id=period_id, progress=extend)
     except Exception as error:
         logger.exception("close job %s of %s failed (attempt %d)", claimed.job, game.slug, claimed.attempts + 1)
         message = error.message if isinstance(error, ServiceError) else f"{type(error).__name__}: {error}"
-        outcome, attempts, _ = run_sync(_fail, game.slug, claimed.job, token, _ms(clock()), message)
+        outcome, attempts, _ = run_sync(_fail, game.slug, claimed.job, token, clock.now_ms(), message)
         if outcome == "dead":
             logger.error("close job %s of %s is dead after %d attempts", claimed.job, game.slug, attempts)
         return False
@@ -393,25 +386,21 @@ def _run_job(game: Game, claimed: ClaimedJob, clock: Callable[[], dt.datetime]) 
     return True
 
 
-def close_jobs_run(*, now: dt.datetime | None = None, worker: str | None = None) -> int:
+def close_jobs_run(*, worker: str | None = None) -> int:
     """Reap expired claims, then claim and archive every due close job of every game.
 
     Returns how many jobs succeeded. A failed job is retried later (backoff) or
     dead-lettered; it never stops the others.
     """
-
-    def clock() -> dt.datetime:
-        return now or timezone.now()
-
     done = 0
     for game in Game.objects.all():
-        for job, outcome in run_sync(lambda slug=game.slug: close_jobs_reap(slug=slug, now=clock())):
+        for job, outcome in run_sync(lambda slug=game.slug: close_jobs_reap(slug=slug)):
             logger.warning("close job %s of %s: claim expired; now %s", job, game.slug, outcome)
         for _ in range(CLOSE_JOBS_PER_GAME_PER_RUN):
-            claimed = run_sync(lambda slug=game.slug: close_jobs_claim(slug=slug, now=clock()))
+            claimed = run_sync(lambda slug=game.slug: close_jobs_claim(slug=slug))
             if not claimed:
                 break
-            if _run_job(game, claimed[0], clock):
+            if _run_job(game, claimed[0]):
                 logger.info("close job %s of %s done%s", claimed[0].job, game.slug, f" by {worker}" if worker else "")
                 done += 1
     return done
@@ -452,16 +441,15 @@ async def _period_boards(slugs: set[str], now_ms: int) -> dict[str, dict[str, bo
     return found
 
 
-def close_jobs_catch_up(*, now: dt.datetime | None = None) -> int:
+def close_jobs_catch_up() -> int:
     """Schedule a close job for every period board that has none; returns how many.
 
     A board needs one unless its archive is complete and it already has its
     retention expiry. Jobs already due, claimed or dead are left alone. Jobs are
     due at the period's end + grace, like those the submit script schedules.
     """
-    now = now or timezone.now()
     games = {game.slug: game for game in Game.objects.all()}
-    boards = run_sync(_period_boards, set(games), _ms(now))
+    boards = run_sync(_period_boards, set(games), clock.now_ms())
     scheduled = 0
     for slug, found in boards.items():
         game = games[slug]
@@ -506,9 +494,9 @@ async def _retry(slug: str, job: str, now_ms: int) -> bool:
     )
 
 
-def close_job_retry(*, game: Game, job: str, now: dt.datetime | None = None) -> None:
+def close_job_retry(*, game: Game, job: str) -> None:
     """Give a dead job another full set of attempts, due at once (admin's retry action)."""
-    if not run_sync(_retry, game.slug, job, _ms(now or timezone.now())):
+    if not run_sync(_retry, game.slug, job, clock.now_ms()):
         raise ServiceError(404, "not_found", f"No dead close job {job} in {game.slug}: nothing to retry.")
 
 
@@ -531,10 +519,10 @@ def close_jobs_queue(*, game: Game) -> CloseQueue:
     due, first, claimed, dead, attempts, errors = run_sync(_queue, game.slug)
     return CloseQueue(
         due=int(due),
-        next_due=_from_ms(first[0][1]) if first else None,
-        claimed=[(job, _from_ms(deadline)) for job, deadline in claimed],
+        next_due=clock.from_ms(first[0][1]) if first else None,
+        claimed=[(job, clock.from_ms(deadline)) for job, deadline in claimed],
         dead=[
-            DeadJob(job=job, died_at=_from_ms(when), attempts=int(attempts.get(job, 0)), error=errors.get(job, ""))
+            DeadJob(job=job, died_at=clock.from_ms(when), attempts=int(attempts.get(job, 0)), error=errors.get(job, ""))
             for job, when in dead
         ],
     )

@@ -7,8 +7,8 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from games import config
-from games.views import PAGE_SIZE, _not_found, _positive_int
+from core import config
+from core.pages import PAGE_SIZE, not_found, positive_int
 
 from . import selectors
 
@@ -23,12 +23,12 @@ def _pages(total: int, page_size: int) -> int:
 async def history_page(request: HttpRequest, game: str) -> HttpResponse:
     config_ = await config.get_game(game)
     if config_ is None:
-        return _not_found(request, f"There is no game “{game}”.")
+        return not_found(request, f"There is no game “{game}”.")
     kind = request.GET.get("period") or None
     if kind is not None and kind not in selectors.ARCHIVED_KINDS:
-        return _not_found(request, f"{config_.name} has no “{kind}” history: periods are daily, weekly or monthly.")
+        return not_found(request, f"{config_.name} has no “{kind}” history: periods are daily, weekly or monthly.")
 
-    page = _positive_int(request.GET.get("page"), 1)
+    page = positive_int(request.GET.get("page"), 1)
     total, archives = await selectors.archived_periods(
         game=config_, period=kind, offset=(page - 1) * HISTORY_PAGE_SIZE, limit=HISTORY_PAGE_SIZE
     )
@@ -60,21 +60,21 @@ async def history_page(request: HttpRequest, game: str) -> HttpResponse:
 async def period_page(request: HttpRequest, game: str, period: str, period_id: str) -> HttpResponse:
     config_ = await config.get_game(game)
     if config_ is None:
-        return _not_found(request, f"There is no game “{game}”.")
+        return not_found(request, f"There is no game “{game}”.")
     archive = None
     if period in selectors.ARCHIVED_KINDS:
         archive = await selectors.complete_period(game=config_, period=period, period_id=period_id)
     if archive is None:
-        return _not_found(request, f"{config_.name} has no final {period} standings for “{period_id}”.")
+        return not_found(request, f"{config_.name} has no final {period} standings for “{period_id}”.")
 
     # ?player= opens the page that holds the player, with their row marked (links from the player page).
     player = request.GET.get("player") or None
-    page = _positive_int(request.GET.get("page"), 1)
+    page = positive_int(request.GET.get("page"), 1)
     if player is not None and "page" not in request.GET:
         page = await selectors.player_page_number(archive=archive, player_id=player, page_size=PAGE_SIZE) or 1
     pages = _pages(archive.total, PAGE_SIZE)
     page = min(page, pages)
-    board = await selectors.leaderboard_page(archive=archive, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
+    board = await selectors.archived_page(archive=archive, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
     return render(
         request,
         "archive/period.html",

@@ -240,15 +240,16 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     from archive import ledger, services
     from archive.management.progress import ProgressBar
     from archive.models import ArchivedPeriod, ArchivedStanding, ScoreEvent
-    from games import keys, periods
-    from games import services as game_services
-    from games.config import GameConfig
-    from games.models import Game
+    from core import keys
+    from core import services as core_services
+    from core.config import GameConfig
+    from core.models import Game
+    from games import periods
 
     measure, label = spec["measure"], spec["label"]
     if measure == SETUP:
         for slug in (GAME_SLUG, LEDGER_SLUG):
-            game_services.game_create(slug=slug, name=slug.title(), mode="best", max_submissions_per_minute=0)
+            core_services.game_create(slug=slug, name=slug.title(), mode="best", max_submissions_per_minute=0)
         return {}
 
     pids = {"redis": spec["redis_pid"]}
@@ -286,7 +287,7 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
                 rows += len(window)
                 bar.update(rows, total)
     elif measure == WINDOW_READ:
-        from leaderboard_site.redis import run_sync
+        from core.redis import run_sync
 
         with clock:
             while rows < total:
@@ -401,7 +402,8 @@ def _run_child(env: dict[str, str], spec: dict[str, Any]) -> dict[str, Any]:
 
 def _fill_board(client: Any, config: Any, period_id: str, players: int, seed: int) -> None:
     """A written, unarchived board of a past day, straight into Redis, as submit_score.lua leaves it."""
-    from games import keys, periods
+    from core import keys
+    from games import periods
 
     board_key = keys.board(GAME_SLUG, periods.DAILY, period_id)
     names_key = keys.names(GAME_SLUG)
@@ -421,8 +423,8 @@ def _fill_board(client: Any, config: Any, period_id: str, players: int, seed: in
 
 def _fill_ledger(config: Any, events: int) -> float:
     """``events`` submissions through score_submit_many, 1,000 per call; returns the seconds it took."""
+    from core.redis import run_sync
     from games import services
-    from leaderboard_site.redis import run_sync
 
     rng = random.Random(11)
     players = max(1, events // EVENTS_PER_PLAYER)
@@ -475,9 +477,9 @@ def _measures(run: Run, tmp: Path, redis_url: str, redis_pid: int) -> None:
     import redis
 
     from archive import ledger, services
-    from games import config, keys
-    from games import services as game_services
-    from leaderboard_site.redis import run_sync
+    from core import config, keys
+    from core import services as core_services
+    from core.redis import run_sync
 
     args = run.args
     small = args.players // SMALL_BOARD_DIVISOR
@@ -488,7 +490,7 @@ def _measures(run: Run, tmp: Path, redis_url: str, redis_pid: int) -> None:
     try:
         # The fills, with the product's code in this process (its own SQLite, only for the games' config).
         for slug in (GAME_SLUG, LEDGER_SLUG):
-            game_services.game_create(slug=slug, name=slug.title(), mode="best", max_submissions_per_minute=0)
+            core_services.game_create(slug=slug, name=slug.title(), mode="best", max_submissions_per_minute=0)
         board_config = run_sync(config.get_game, GAME_SLUG)
         started = time.perf_counter()
         _fill_board(client, board_config, big_id, args.players, seed=1)

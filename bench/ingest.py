@@ -117,11 +117,10 @@ def _create_game_and_key(env: dict[str, str]) -> str:
 
 def _encoded_batches(game_config: Any, player_ids: list[list[str]], rng: random.Random) -> list[bytes]:
     """EVALSHA of the submit script for each player, with exactly the keys and args the API path builds."""
-    from django.utils import timezone
-
+    from core import clock
     from games import scripts, services
 
-    now = timezone.now()
+    now = clock.now()
     current = [services.periods.current(kind, game_config.timezone, now) for kind in game_config.periods]
     step = services.SUBMIT_CHUNK_ITEMS
     batches = []
@@ -245,7 +244,7 @@ def _batch_bodies(size: int, players: int, rng: random.Random) -> list[bytes]:
 async def _phases(run: Run, *, http_port: int, redis_port: int, raw_key: str, watch: list[Watched]) -> None:
     import redis.asyncio as aioredis
 
-    from games import config, keys, scripts
+    from core import config, keys, lua
 
     args = run.args
     duration, players = args.duration, args.players
@@ -253,7 +252,7 @@ async def _phases(run: Run, *, http_port: int, redis_port: int, raw_key: str, wa
     rng = random.Random(7)
     client = aioredis.Redis.from_url(f"redis://{common.LOOPBACK}:{redis_port}/0", decode_responses=True)
     try:
-        await scripts.ensure_loaded(client, *scripts.ALL)
+        await lua.ensure_loaded(client, *lua.REGISTERED)
         game_config = await config.get_game(GAME_SLUG)
         assert game_config is not None
 

@@ -194,8 +194,7 @@ class UpdateCall:
     """presence_update for one game server batch, as presence_report sends it, encoded once but for ``now``."""
 
     def __init__(self, game: Any, ids: Sequence[str]) -> None:
-        from games import scripts
-        from presence import services
+        from presence import scripts, services
 
         key_list = services._update_keys(game.slug, ids)
         before = ["EVALSHA", scripts.PRESENCE_UPDATE.sha, len(key_list), *key_list, "server"]
@@ -486,9 +485,9 @@ async def _in_redis(
 async def _phases(run: Run, *, http_port: int, redis_port: int, raw_key: str, watch: list[Watched]) -> None:
     import redis.asyncio as aioredis
 
-    from games import config, keys, scripts
-    from leaderboard_site.redis import close_redis
-    from presence import services
+    from core import clock, config, keys, lua
+    from core.redis import close_redis
+    from presence import scripts, services
 
     args = run.args
     duration, players = args.duration, args.players
@@ -513,7 +512,7 @@ async def _phases(run: Run, *, http_port: int, redis_port: int, raw_key: str, wa
         print(f"{row.name:<44} {row.rate:>10,.0f} {row.unit:<6}{extra}  cpu: {cpu}{failures}", flush=True)
 
     try:
-        await scripts.ensure_loaded(client, *scripts.ALL)
+        await lua.ensure_loaded(client, *lua.REGISTERED)
         game = await config.get_game(GAME_SLUG)
         assert game is not None
         calls = [UpdateCall(game, chunk) for chunk in chunks]
@@ -653,9 +652,15 @@ async def _phases(run: Run, *, http_port: int, redis_port: int, raw_key: str, wa
         now = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=game.presence_timeout_secs + PRUNE_PAST_TIMEOUT_SECS)
         cpu_before = {w.name: w.seconds() for w in watch}
         started = time.monotonic()
+
+        async def prune_later() -> list[str]:
+            # The prune as it runs once the timeout has passed for every member.
+            with clock.pinned(now):
+                return await services.presence_prune(game=game)
+
         removed, script = await _in_redis(
             client,
-            lambda: services.presence_prune(game=game, now=now),
+            prune_later,
             command="evalsha",
             slowlog_prefix=f"EVALSHA {scripts.PRESENCE_PRUNE.sha}",
         )

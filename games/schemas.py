@@ -1,4 +1,4 @@
-"""Request and response shapes of the JSON API (and its OpenAPI schema)."""
+"""Request and response shapes of the scores and standings endpoints (and their OpenAPI schema)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Annotated, Any
 from ninja import Schema
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from .models import MAX_SAFE_SCORE, PLAYER_ID_RE
+from core.models import MAX_SAFE_SCORE
+from core.schemas import ErrorOut, PlayerId
 
-PlayerId = Annotated[StrictStr, Field(min_length=1, max_length=64, pattern=PLAYER_ID_RE, examples=["player-42"])]
 Score = Annotated[StrictInt, Field(ge=-MAX_SAFE_SCORE, le=MAX_SAFE_SCORE, examples=[120])]
 
 MAX_BATCH_ITEMS = 1000
@@ -37,16 +37,6 @@ class BatchIn(BaseModel):
         max_length=MAX_BATCH_ITEMS,
         json_schema_extra=lambda schema: schema.update(items=ScoreIn.model_json_schema()),
     )
-
-
-class ErrorBody(Schema):
-    code: str
-    message: str
-    field: str | None
-
-
-class ErrorOut(Schema):
-    error: ErrorBody
 
 
 class PeriodScoreOut(Schema):
@@ -115,9 +105,3 @@ class RecentOut(Schema):
     display_name: str
     score: int
     at: dt.datetime
-
-
-class HealthOut(Schema):
-    status: str
-    redis: str
-    database: str

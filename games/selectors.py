@@ -1,4 +1,6 @@
-"""Reads of standings, for the API, the pages and admin. Async; sync callers use run_sync.
+"""Reads of the boards Redis keeps, for the API, the pages and admin. Async; sync callers
+use run_sync. Named past periods are read through archive/selectors.py, which
+serves them from the archive once it is complete and from here until then.
 
 Ranks are competition ranks ("1224"): equal scores share a rank and the next
 rank skips. Among equal scores, players are listed by player_id in byte order.
@@ -10,19 +12,13 @@ import datetime as dt
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import ModuleType
-from typing import TYPE_CHECKING
 
-from django.utils import timezone
+from core import clock, keys
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.redis import get_redis
 
-from leaderboard_site.redis import get_redis
-
-from . import keys, periods, scripts
-from .config import GameConfig
-from .errors import ServiceError
-
-if TYPE_CHECKING:
-    from archive.selectors import Archived
+from . import periods, scripts
 
 
 @dataclass(frozen=True)
@@ -59,9 +55,7 @@ class RecentSubmission:
     at: dt.datetime
 
 
-def resolve_period(
-    *, game: GameConfig, period: str, period_id: str | None = None, now: dt.datetime | None = None
-) -> tuple[periods.Period, bool]:
+def resolve_period(*, game: GameConfig, period: str, period_id: str | None = None) -> tuple[periods.Period, bool]:
     """The period asked for, and whether it is the current one. 404 if the game does not keep it."""
     if period not in periods.PERIODS:
         raise ServiceError(
@@ -69,7 +63,7 @@ def resolve_period(
         )
     if period not in game.periods:
         raise ServiceError(404, "period_not_found", f"This game keeps no {period} boards.")
-    current = periods.current(period, game.timezone, now or timezone.now())
+    current = periods.current(period, game.timezone, clock.now())
     if period_id is None or period_id == current.id:
         return current, True
     try:
@@ -78,32 +72,12 @@ def resolve_period(
         raise ServiceError(404, "period_not_found", str(error)) from None
 
 
-def _archived() -> ModuleType:
-    """archive.selectors, imported on first use: the archive app builds on this module (Board, Entry, Standing)."""
-    from archive import selectors
-
-    return selectors
+def _current(game: GameConfig, period: str) -> periods.Period:
+    return resolve_period(game=game, period=period)[0]
 
 
-async def _board_period(
-    game: GameConfig, period: str, period_id: str | None, now: dt.datetime | None
-) -> tuple[periods.Period, Archived | None]:
-    """The period to read, and its complete archive if it has one (read that instead of Redis).
-
-    A past period without a complete archive is read from Redis while its board is kept (else 404).
-    """
-    resolved, is_current = resolve_period(game=game, period=period, period_id=period_id, now=now)
-    if is_current:
-        return resolved, None
-    archive = await _archived().complete_period(game=game, period=resolved.kind, period_id=resolved.id)
-    if archive is not None:
-        return archive.period, archive
-    if not await get_redis().exists(keys.board(game.slug, resolved.kind, resolved.id)):
-        raise ServiceError(404, "period_not_found", f"No {resolved.kind} board {resolved.id} is kept for this game.")
-    return resolved, None
-
-
-def _entries(game: GameConfig, raw: Sequence) -> list[Entry]:
+def entries_of(game: GameConfig, raw: Sequence) -> list[Entry]:
+    """Entries from board_window.lua's (id, sort key, rank, name) rows."""
     return [
         Entry(
             rank=int(raw[i + 2]), player_id=raw[i], display_name=raw[i + 3], score=game.score_from_sort_key(raw[i + 1])
@@ -112,52 +86,39 @@ def _entries(game: GameConfig, raw: Sequence) -> list[Entry]:
     ]
 
 
-async def leaderboard_page(
-    *,
-    game: GameConfig,
-    period: str,
-    period_id: str | None = None,
-    offset: int = 0,
-    limit: int = 50,
-    now: dt.datetime | None = None,
-) -> Board:
-    resolved, archive = await _board_period(game, period, period_id, now)
-    if archive is not None:
-        return await _archived().leaderboard_page(archive=archive, offset=offset, limit=limit)
+# --------------------------------------------------------------------------- any board Redis keeps
+
+
+async def board_kept(*, game: GameConfig, period: periods.Period) -> bool:
+    """Whether Redis still holds this period's board (a past period's, until its retention ends)."""
+    return bool(await get_redis().exists(keys.board(game.slug, period.kind, period.id)))
+
+
+async def board_page(*, game: GameConfig, period: periods.Period, offset: int = 0, limit: int = 50) -> Board:
     raw = await scripts.BOARD_WINDOW(
         get_redis(),
-        [keys.board(game.slug, resolved.kind, resolved.id), keys.names(game.slug)],
+        [keys.board(game.slug, period.kind, period.id), keys.names(game.slug)],
         ["page", offset, limit],
     )
-    return Board(period=resolved, total=int(raw[0]), offset=int(raw[1]), entries=_entries(game, raw[4:]))
+    return Board(period=period, total=int(raw[0]), offset=int(raw[1]), entries=entries_of(game, raw[4:]))
 
 
-async def players_around(
-    *,
-    game: GameConfig,
-    period: str,
-    player_id: str,
-    radius: int = 5,
-    period_id: str | None = None,
-    now: dt.datetime | None = None,
-) -> Board | None:
+async def board_around(*, game: GameConfig, period: periods.Period, player_id: str, radius: int = 5) -> Board | None:
     """The player with up to ``radius`` neighbours each side; None if not on the board."""
-    resolved, archive = await _board_period(game, period, period_id, now)
-    if archive is not None:
-        return await _archived().players_around(archive=archive, player_id=player_id, radius=radius)
     raw = await scripts.BOARD_WINDOW(
         get_redis(),
-        [keys.board(game.slug, resolved.kind, resolved.id), keys.names(game.slug)],
+        [keys.board(game.slug, period.kind, period.id), keys.names(game.slug)],
         ["around", player_id, radius],
     )
     if not int(raw[2]):
         return None
-    return Board(period=resolved, total=int(raw[0]), offset=int(raw[1]), entries=_entries(game, raw[4:]))
+    return Board(period=period, total=int(raw[0]), offset=int(raw[1]), entries=entries_of(game, raw[4:]))
 
 
-async def _rank_players(
-    game: GameConfig, period: periods.Period, player_ids: Sequence[str]
+async def board_standings(
+    *, game: GameConfig, period: periods.Period, player_ids: Sequence[str]
 ) -> tuple[int, list[Standing]]:
+    """The board's size, and the given players' standings on it (those on it), best first."""
     raw = await scripts.PLAYERS_RANK(
         get_redis(), [keys.board(game.slug, period.kind, period.id), keys.names(game.slug)], list(player_ids)
     )
@@ -182,48 +143,46 @@ async def _rank_players(
     return total, found
 
 
-async def player_standing(
-    *, game: GameConfig, period: str, player_id: str, period_id: str | None = None, now: dt.datetime | None = None
-) -> Standing | None:
-    resolved, archive = await _board_period(game, period, period_id, now)
-    if archive is not None:
-        found = await _archived().standings_of(archive=archive, player_ids=[player_id])
-    else:
-        _, found = await _rank_players(game, resolved, [player_id])
+def ranked_board(
+    period: periods.Period, total: int, found: Sequence[Standing], asked: Sequence[str]
+) -> tuple[Board, list[str]]:
+    """The friends view of some standings: a board of those found, and the players not on it."""
+    present = {s.player_id for s in found}
+    entries = [Entry(rank=s.rank, player_id=s.player_id, display_name=s.display_name, score=s.score) for s in found]
+    return Board(period=period, total=total, offset=0, entries=entries), [p for p in asked if p not in present]
+
+
+# --------------------------------------------------------------------------- current boards
+
+
+async def leaderboard_page(*, game: GameConfig, period: str, offset: int = 0, limit: int = 50) -> Board:
+    """A page of the current board of a period kind."""
+    return await board_page(game=game, period=_current(game, period), offset=offset, limit=limit)
+
+
+async def players_around(*, game: GameConfig, period: str, player_id: str, radius: int = 5) -> Board | None:
+    return await board_around(game=game, period=_current(game, period), player_id=player_id, radius=radius)
+
+
+async def player_standing(*, game: GameConfig, period: str, player_id: str) -> Standing | None:
+    _, found = await board_standings(game=game, period=_current(game, period), player_ids=[player_id])
     return found[0] if found else None
 
 
-async def players_ranked(
-    *,
-    game: GameConfig,
-    period: str,
-    player_ids: Sequence[str],
-    period_id: str | None = None,
-    now: dt.datetime | None = None,
-) -> tuple[Board, list[str]]:
-    """The given players ranked within the whole board (friends view), and those not on it."""
-    resolved, archive = await _board_period(game, period, period_id, now)
+async def players_ranked(*, game: GameConfig, period: str, player_ids: Sequence[str]) -> tuple[Board, list[str]]:
+    """The given players ranked within the whole current board (friends view), and those not on it."""
+    current = _current(game, period)
     unique = list(dict.fromkeys(player_ids))
-    if archive is not None:
-        resolved, total = archive.period, archive.total
-        found = await _archived().standings_of(archive=archive, player_ids=unique)
-    else:
-        total, found = await _rank_players(game, resolved, unique)
-    present = {s.player_id for s in found}
-    entries = [Entry(rank=s.rank, player_id=s.player_id, display_name=s.display_name, score=s.score) for s in found]
-    return Board(period=resolved, total=total, offset=0, entries=entries), [p for p in unique if p not in present]
+    total, found = await board_standings(game=game, period=current, player_ids=unique)
+    return ranked_board(current, total, found, unique)
 
 
-async def player_overview(
-    *, game: GameConfig, player_id: str, now: dt.datetime | None = None
-) -> dict[str, Standing | None]:
+async def player_overview(*, game: GameConfig, player_id: str) -> dict[str, Standing | None]:
     """The player's standing in each current period the game keeps."""
-    now = now or timezone.now()
     overview: dict[str, Standing | None] = {}
-    for kind in game.periods:
-        period = periods.current(kind, game.timezone, now)
-        _, found = await _rank_players(game, period, [player_id])
-        overview[kind] = found[0] if found else None
+    for period in current_periods(game=game):
+        _, found = await board_standings(game=game, period=period, player_ids=[player_id])
+        overview[period.kind] = found[0] if found else None
     return overview
 
 
@@ -246,47 +205,18 @@ async def recent_submissions(*, game: GameConfig, limit: int = 20) -> list[Recen
             player_id=r["player_id"],
             display_name=name or r["player_id"],
             score=r["score"],
-            at=dt.datetime.fromtimestamp(r["at"] / 1000, tz=dt.UTC),
+            at=clock.from_ms(r["at"]),
         )
         for r, name, is_hidden in zip(rows, names, hidden, strict=True)
         if not is_hidden
     ]
 
 
-def current_periods(*, game: GameConfig, now: dt.datetime | None = None) -> list[periods.Period]:
-    now = now or timezone.now()
+def current_periods(*, game: GameConfig) -> list[periods.Period]:
+    now = clock.now()
     return [periods.current(kind, game.timezone, now) for kind in game.periods]
 
 
-async def board_snapshot(
-    *, game: GameConfig, period: periods.Period, limit: int, next_version: bool
-) -> tuple[Board, int]:
-    """The top ``limit`` of a current board with its live version.
-
-    ``next_version`` takes a new version in the same script call as the read (the
-    broadcaster), so versions follow the order of the snapshots; otherwise the
-    current version is read (a new watcher's first view).
-    """
-    board_key = keys.board(game.slug, period.kind, period.id)
-    raw = await scripts.BOARD_WINDOW(
-        get_redis(),
-        [board_key, keys.names(game.slug), keys.board_version(board_key)],
-        ["page", 0, limit, "next" if next_version else "current"],
-    )
-    board = Board(period=period, total=int(raw[0]), offset=0, entries=_entries(game, raw[4:]))
-    return board, int(raw[3])
-
-
 async def standings_of(*, game: GameConfig, period: periods.Period, player_ids: Sequence[str]) -> list[Standing]:
-    """The given players' standings on one current board (those on it)."""
-    return (await _rank_players(game, period, player_ids))[1]
-
-
-async def followed_players(*, game: GameConfig, now: dt.datetime | None = None) -> list[str]:
-    """Players some live page follows now; lapsed interest is dropped on the way (one script-free pipeline)."""
-    now_ms = int((now or timezone.now()).timestamp() * 1000)
-    pipe = get_redis().pipeline(transaction=True)
-    pipe.zremrangebyscore(keys.followed(game.slug), "-inf", now_ms)
-    pipe.zrange(keys.followed(game.slug), 0, -1)
-    _, players = await pipe.execute()
-    return players
+    """The given players' standings on one board (those on it)."""
+    return (await board_standings(game=game, period=period, player_ids=player_ids))[1]

@@ -1,14 +1,14 @@
-"""Writes. Views, API endpoints, tasks, admin actions and commands adapt to these.
+"""Board writes: submissions, hiding and renaming players, copying new players to the
+database. Views, API endpoints, tasks, admin actions and commands adapt to these.
 
 The score path (:func:`score_submit`, :func:`score_submit_many`) is async and
 touches only Redis and the in-process config caches; everything else is sync
-and reaches Redis through :func:`leaderboard_site.redis.run_sync`.
+and reaches Redis through :func:`core.redis.run_sync`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hmac
 import json
 import math
 import uuid
@@ -17,20 +17,19 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
-from leaderboard_site.redis import get_redis, run_sync
+from core import clock, keys
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.lua import ensure_loaded
+from core.models import MAX_SAFE_SCORE, Game, Player, is_player_id
+from core.redis import get_redis, run_sync
 from presence.services import PRESENCE_ANNOUNCE_TTL_MS
 
-from . import config, keys, periods, scripts
-from .config import ApiKeyConfig, GameConfig
-from .errors import ServiceError
-from .models import DEFAULT_PRESENCE_TIMEOUT_SECS, MAX_SAFE_SCORE, ApiKey, Game, Player, hash_secret, is_player_id
+from . import periods, scripts
 
 # The anti-spam window is a sliding minute, as the game setting says "per minute".
 PLAYER_SPAM_WINDOW_MS = 60_000
-# The API-key limit is expressed per minute too (RateLimit-Policy w=60).
-API_RATE_WINDOW_MS = 60_000
 # Items per submit-script call in a batch: each call holds Redis for roughly
 # this many times ~60 µs, so other clients wait a few ms at most.
 SUBMIT_CHUNK_ITEMS = 100
@@ -39,157 +38,6 @@ SUBMIT_CHUNK_ITEMS = 100
 LEDGER_FULL_RETRY_SECS = 5
 # One drain of new players writes at most this many rows in one INSERT.
 PLAYER_SYNC_BATCH_SIZE = 1000
-
-
-def _now_ms(now: dt.datetime) -> int:
-    return int(now.timestamp() * 1000)
-
-
-# --------------------------------------------------------------------------- API keys
-
-
-@dataclass(frozen=True)
-class Authorized:
-    api_key: ApiKeyConfig
-    game: GameConfig
-    rate_headers: dict[str, str]
-
-
-def _split_key(raw: str) -> tuple[str, str] | None:
-    # The secret is URL-safe base64 and may itself contain "_".
-    parts = raw.split("_", 2)
-    if len(parts) != 3 or parts[0] != "lbk" or len(parts[1]) != 8:
-        return None
-    return parts[1], parts[2]
-
-
-async def request_authorize(*, raw_key: str | None, game_slug: str, now: dt.datetime | None = None) -> Authorized:
-    """Check an API key for a game and take one request from its rate limit.
-
-    Raises ServiceError: 401 missing/unknown key, 403 revoked or other game,
-    404 unknown game, 403 inactive game, 429 over the limit.
-    """
-    now = now or timezone.now()
-    if not raw_key:
-        raise ServiceError(401, "missing_api_key", "Send the API key as 'Authorization: Bearer <key>'.")
-    split = _split_key(raw_key)
-    key = await config.get_api_key(split[0]) if split else None
-    if split is None or key is None or not hmac.compare_digest(key.secret_hash, hash_secret(split[1])):
-        raise ServiceError(401, "invalid_api_key", "Unknown API key.")
-    if key.revoked:
-        raise ServiceError(403, "revoked_api_key", "This API key has been revoked.")
-    game = await config.get_game(game_slug)
-    if game is None:
-        raise ServiceError(404, "game_not_found", f"No game {game_slug!r}.")
-    if key.game_id != game.id:
-        raise ServiceError(403, "wrong_game", "This API key belongs to another game.")
-
-    limit = key.requests_per_minute
-    allowed, remaining, retry_ms, reset_ms, version = await scripts.RATE_LIMIT(
-        get_redis(),
-        [keys.api_rate(game.slug, key.prefix), keys.api_last_used(game.slug), keys.config_version(game.slug)],
-        [_now_ms(now), limit, API_RATE_WINDOW_MS, key.prefix],
-    )
-    if version != game.version:
-        # Something changed since this process cached it: look again before going on.
-        key = await config.get_api_key(key.prefix, reload=True)
-        game = await config.get_game(game_slug, min_version=version)
-        if key is None or game is None:
-            raise ServiceError(401, "invalid_api_key", "Unknown API key.")
-        if key.revoked:
-            raise ServiceError(403, "revoked_api_key", "This API key has been revoked.")
-    headers = {
-        "RateLimit-Policy": f'"api-key";q={limit};w={API_RATE_WINDOW_MS // 1000}',
-        "RateLimit": f'"api-key";r={remaining};t={math.ceil(reset_ms / 1000)}',
-    }
-    if not allowed:
-        retry = str(max(1, math.ceil(retry_ms / 1000)))
-        raise ServiceError(
-            429,
-            "rate_limited",
-            f"This API key is limited to {limit} requests per minute; retry in {retry} s.",
-            headers={**headers, "Retry-After": retry},
-        )
-    if not game.active:
-        raise ServiceError(403, "game_inactive", "This game is not accepting scores.")
-    return Authorized(api_key=key, game=game, rate_headers=headers)
-
-
-def api_key_create(*, game: Game, name: str = "", requests_per_minute: int | None = None) -> tuple[ApiKey, str]:
-    """Create a key; returns it with the full secret, which is never shown again."""
-    raw, prefix, secret_hash = ApiKey.generate()
-    api_key = ApiKey(game=game, name=name, prefix=prefix, secret_hash=secret_hash)
-    if requests_per_minute is not None:
-        api_key.requests_per_minute = requests_per_minute
-    api_key.full_clean()
-    api_key.save()
-    return api_key, raw
-
-
-def api_key_revoke(*, api_key: ApiKey) -> None:
-    if api_key.revoked_at is None:
-        api_key.revoked_at = timezone.now()
-        api_key.save(update_fields=["revoked_at"])
-
-
-async def _last_used_times(slug: str) -> dict[str, str]:
-    return await get_redis().hgetall(keys.api_last_used(slug))
-
-
-def api_keys_sync_last_used() -> int:
-    """Copy last-used times recorded by the rate-limit script into the database."""
-
-    updated = 0
-    for game in Game.objects.only("id", "slug"):
-        for prefix, ms in run_sync(_last_used_times, game.slug).items():
-            used = dt.datetime.fromtimestamp(int(ms) / 1000, tz=dt.UTC)
-            updated += (
-                ApiKey.objects.filter(game=game, prefix=prefix)
-                .exclude(last_used_at__gte=used)
-                .update(last_used_at=used)
-            )
-    return updated
-
-
-# --------------------------------------------------------------------------- games
-
-
-def game_create(
-    *,
-    slug: str,
-    name: str,
-    mode: str = Game.Mode.BEST,
-    order: str = Game.Order.DESC,
-    periods_kept: Sequence[str] = periods.PERIODS,
-    timezone_name: str = "UTC",
-    description: str = "",
-    min_score: int | None = None,
-    max_score: int | None = None,
-    max_submissions_per_minute: int = 60,
-    presence_timeout_secs: int = DEFAULT_PRESENCE_TIMEOUT_SECS,
-) -> Game:
-    game = Game(
-        slug=slug,
-        name=name,
-        description=description,
-        mode=mode,
-        order=order,
-        periods=list(periods_kept),
-        timezone=timezone_name,
-        min_score=min_score,
-        max_score=max_score,
-        max_submissions_per_minute=max_submissions_per_minute,
-        presence_timeout_secs=presence_timeout_secs,
-    )
-    game.full_clean()
-    game.save()
-    return game
-
-
-def config_changed(*, slug: str) -> None:
-    """Tell every process that a game's config or keys changed (after commit)."""
-    config.invalidate()
-    run_sync(lambda: get_redis().incr(keys.config_version(slug)))
 
 
 # --------------------------------------------------------------------------- scores
@@ -253,7 +101,7 @@ def _chunk_call(
     game: GameConfig, chunk: Sequence[_Queued], now: dt.datetime, current: Sequence[periods.Period]
 ) -> tuple[list[str], list[str | int]]:
     """KEYS and ARGV of one submit-script call (see games/lua/submit_score.lua)."""
-    now_ms = _now_ms(now)
+    now_ms = clock.to_ms(now)
     slug = game.slug
     key_list = [
         keys.names(slug),
@@ -353,12 +201,11 @@ async def score_submit(
     score: int,
     display_name: str | None = None,
     idempotency: Idempotency | None = None,
-    now: dt.datetime | None = None,
 ) -> Submitted:
     """Apply one submission to every period board of the game in one atomic script."""
     item = Submission(player_id, score, display_name)
     _check(game, item)
-    now = now or timezone.now()
+    now = clock.now()
     current = [periods.current(kind, game.timezone, now) for kind in game.periods]
     key_list, args = _chunk_call(game, [_Queued(0, item, idempotency)], now, current)
     (raw,) = await scripts.SUBMIT_SCORE(get_redis(), key_list, args)
@@ -371,7 +218,6 @@ async def score_submit_many(
     items: Sequence[Submission | ServiceError],
     idempotency: Idempotency | None = None,
     item_fingerprints: Sequence[str] | None = None,
-    now: dt.datetime | None = None,
 ) -> list[Submitted | ServiceError]:
     """Apply many submissions in one pipelined round trip; each is atomic on its own.
 
@@ -380,7 +226,24 @@ async def score_submit_many(
     in place in the results. With an Idempotency-Key each item gets its own
     record, keyed by its position.
     """
-    now = now or timezone.now()
+    return await _submit_many(game, items, idempotency, item_fingerprints, clock.now())
+
+
+async def score_import(
+    *, game: GameConfig, items: Sequence[Submission], at: dt.datetime
+) -> list[Submitted | ServiceError]:
+    """Apply submissions as if made at ``at`` (history from elsewhere, the demo seed):
+    they land on the boards of the periods that contain ``at``."""
+    return await _submit_many(game, items, None, None, at)
+
+
+async def _submit_many(
+    game: GameConfig,
+    items: Sequence[Submission | ServiceError],
+    idempotency: Idempotency | None,
+    item_fingerprints: Sequence[str] | None,
+    now: dt.datetime,
+) -> list[Submitted | ServiceError]:
     current = [periods.current(kind, game.timezone, now) for kind in game.periods]
     results: list[Submitted | ServiceError | None] = [None] * len(items)
     queued: list[_Queued] = []
@@ -401,7 +264,7 @@ async def score_submit_many(
         queued.append(_Queued(i, item, item_idem))
     if queued:
         client = get_redis()
-        await scripts.ensure_loaded(client, scripts.SUBMIT_SCORE)
+        await ensure_loaded(client, scripts.SUBMIT_SCORE)
         pipe = client.pipeline(transaction=False)
         chunks = [queued[i : i + SUBMIT_CHUNK_ITEMS] for i in range(0, len(queued), SUBMIT_CHUNK_ITEMS)]
         for chunk in chunks:
@@ -445,7 +308,7 @@ def players_sync_pending(*, batch_size: int = PLAYER_SYNC_BATCH_SIZE) -> int:
                         game=game,
                         player_id=player_id,
                         display_name=name[:64],
-                        first_seen_at=dt.datetime.fromtimestamp(int(float(marked)) / 1000, tz=dt.UTC),
+                        first_seen_at=clock.from_ms(marked),
                     )
                     for player_id, marked, name in rows
                 ],
@@ -473,16 +336,16 @@ async def _set_hidden(slug: str, player_id: str, hide: bool, now_ms: int) -> Non
             return
 
 
-def player_set_hidden(*, game: Game, player_id: str, hidden: bool, now: dt.datetime | None = None) -> Player:
+def player_set_hidden(*, game: Game, player_id: str, hidden: bool) -> Player:
     """Hide a player from every board at once (and refuse their scores), or restore them."""
-    now = now or timezone.now()
+    now = clock.now()
     with transaction.atomic():
         player, _ = Player.objects.get_or_create(
             game=game, player_id=player_id, defaults={"display_name": player_id, "first_seen_at": now}
         )
         player.hidden = hidden
         player.save(update_fields=["hidden"])
-        run_sync(_set_hidden, game.slug, player_id, hidden, _now_ms(now))
+        run_sync(_set_hidden, game.slug, player_id, hidden, clock.to_ms(now))
     return player
 
 
@@ -494,18 +357,3 @@ def player_rename(*, player: Player, display_name: str) -> None:
         player.full_clean()
         player.save(update_fields=["display_name"])
         run_sync(lambda: get_redis().hset(keys.names(slug), player.player_id, display_name or player.player_id))
-
-
-# --------------------------------------------------------------------------- live pages
-
-# A live page's interest in a player lapses this long after its last refresh...
-FOLLOW_TTL_MS = 60_000
-# ...and an open page refreshes it this often, so a closed page stops costing the broadcaster.
-FOLLOW_REFRESH_SECS = 20.0
-
-
-async def live_follow(*, game: GameConfig, player_ids: Sequence[str], now: dt.datetime | None = None) -> None:
-    """Tell the broadcaster a live page follows these players (for FOLLOW_TTL_MS)."""
-    if player_ids:
-        expires = _now_ms(now or timezone.now()) + FOLLOW_TTL_MS
-        await get_redis().zadd(keys.followed(game.slug), dict.fromkeys(player_ids, expires))

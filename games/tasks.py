@@ -1,4 +1,4 @@
-"""Celery tasks: thin adapters to services."""
+"""Celery tasks of the boards: thin adapters to services (schedule: leaderboard_site/schedule.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,3 @@ from . import services
 @shared_task
 def sync_players() -> int:
     return services.players_sync_pending()
-
-
-@shared_task
-def sync_api_key_last_used() -> int:
-    return services.api_keys_sync_last_used()

@@ -1,13 +1,15 @@
-"""The one JSON API at /api/v1/: each app's routers, mounted on the shared NinjaAPI."""
+"""The one JSON API at /api/v1/: each app's router, mounted on the shared NinjaAPI (core/api.py)."""
 
 from __future__ import annotations
 
 from accounts.api import router as accounts
 from archive.api import router as archive
-from games.api import api, reads, writes
+from core.api import api
+from games.api import reads, writes
 from presence.api import router as presence
 
 api.add_router("", writes)
+# Before the archive's routes: its '/leaderboards/{period}/{period_id}' would take '.../players'.
 api.add_router("", reads)
 api.add_router("", presence)
 api.add_router("", accounts)

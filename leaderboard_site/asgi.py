@@ -27,7 +27,7 @@ from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from django.core.handlers.exception import convert_exception_to_response  # noqa: E402
 from django.urls import path, re_path  # noqa: E402
 
-from games.consumers import GameConsumer, RefuseConsumer  # noqa: E402
+from live.consumers import GameConsumer, RefuseConsumer  # noqa: E402
 
 from .middleware import API_PREFIX, ApiSecurityMiddleware  # noqa: E402
 

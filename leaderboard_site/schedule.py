@@ -22,7 +22,7 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "options": {"expires": PLAYER_SYNC_INTERVAL_SECS * 5},
     },
     "sync-api-key-last-used": {
-        "task": "games.tasks.sync_api_key_last_used",
+        "task": "core.tasks.sync_api_key_last_used",
         "schedule": API_KEY_LAST_USED_SYNC_SECS,
         "options": {"expires": API_KEY_LAST_USED_SYNC_SECS * 3},
     },

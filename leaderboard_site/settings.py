@@ -37,10 +37,14 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "ninja",
-    "games",
+    # The house in layers (docs/architecture.md): each app imports only those above it here.
+    "core",
     "presence",
     "accounts",
+    "games",
     "archive",
+    "moderation",
+    "live",
 ]
 
 MIDDLEWARE = [
@@ -182,7 +186,7 @@ PRESENCE_PRUNE_INTERVAL_SECS = env_int("PRESENCE_PRUNE_INTERVAL_SECS", 10, minim
 LOGIN_URL = "accounts:login"
 # After logging in without a `next`, the account page shows the linked players.
 LOGIN_REDIRECT_URL = "accounts:account"
-LOGOUT_REDIRECT_URL = "games:home"
+LOGOUT_REDIRECT_URL = "live:home"
 
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)

@@ -20,5 +20,5 @@ urlpatterns = [
     path("api/docs", api_docs, name="api-docs"),
     path("", include("accounts.urls")),
     path("", include("archive.urls")),
-    path("", include("games.urls")),
+    path("", include("live.urls")),
 ]

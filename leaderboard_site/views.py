@@ -4,7 +4,7 @@ from asgiref.sync import sync_to_async
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 
-from .redis import get_redis
+from core.redis import get_redis
 
 
 def _database_ok() -> bool:

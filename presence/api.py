@@ -5,14 +5,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from pydantic import BaseModel, ConfigDict, Field
 
-from games import services as game_services
-from games.api import ERRORS, READ_ERRORS, BearerKey, checked_player_id, game_or_404, ok_response
-from games.errors import ServiceError
-from games.schemas import PlayerId
+from core.api import ERRORS, READ_ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id, game_or_404
+from core.schemas import PlayerId
 
 from . import selectors, services
 
@@ -69,17 +67,13 @@ class PlayerPresenceOut(Schema):
     auth=BearerKey(),
     summary="Report players online or offline",
 )
-async def report_presence(request: HttpRequest, game: str, payload: PresenceIn) -> HttpResponse:
+@authorized
+async def report_presence(request: HttpRequest, key: Authorized, game: str, payload: PresenceIn) -> Ok:
     """A game server's heartbeat: players in `online` count as online for the game's presence
     timeout (60 s unless set otherwise), those in `offline` leave at once. At most 1,000 ids
     in all; the same API key and rate limit as scores. An accepted score is a heartbeat too."""
-    authorized = await game_services.request_authorize(raw_key=request.auth, game_slug=game)  # type: ignore[attr-defined]
-    try:
-        reported = await services.presence_report(game=authorized.game, online=payload.online, offline=payload.offline)
-    except ServiceError as error:
-        error.headers = {**authorized.rate_headers, **error.headers}
-        raise
-    return ok_response(request, vars(reported), authorized, replayed=False)
+    reported = await services.presence_report(game=key.game, online=payload.online, offline=payload.offline)
+    return Ok(vars(reported))
 
 
 @router.get("/games/{game}/presence", response={200: PresenceOut, **READ_ERRORS}, summary="Who is online")

@@ -7,11 +7,11 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.utils import timezone
+from core import clock, keys
+from core.config import GameConfig
+from core.redis import get_redis
 
-from games import keys, scripts
-from games.config import GameConfig
-from leaderboard_site.redis import get_redis
+from . import scripts
 
 # A player's last-seen time is kept this long after they went offline ("last seen 3
 # weeks ago"), then forgotten: reads stop showing it and the prune drops it, so the
@@ -41,21 +41,11 @@ class PlayerPresence:
     last_seen: dt.datetime | None
 
 
-def _ms(now: dt.datetime | None) -> int:
-    return int((now or timezone.now()).timestamp() * 1000)
+def _cutoff_ms(game: GameConfig) -> int:
+    return clock.now_ms() - game.presence_timeout_secs * 1000
 
 
-def _time(ms: str | float) -> dt.datetime:
-    return dt.datetime.fromtimestamp(int(float(ms)) / 1000, tz=dt.UTC)
-
-
-def _cutoff_ms(game: GameConfig, now: dt.datetime | None) -> int:
-    return _ms(now) - game.presence_timeout_secs * 1000
-
-
-async def presence_page(
-    *, game: GameConfig, offset: int = 0, limit: int = 50, now: dt.datetime | None = None
-) -> PresencePage:
+async def presence_page(*, game: GameConfig, offset: int = 0, limit: int = 50) -> PresencePage:
     """Online players, most recently seen first, with the online and watching counts."""
     reply = await scripts.PRESENCE_READ(
         get_redis(),
@@ -65,15 +55,15 @@ async def presence_page(
             keys.names(game.slug),
             keys.presence_version(game.slug),
         ],
-        [_ms(now), game.presence_timeout_secs * 1000, offset, limit],
+        [clock.now_ms(), game.presence_timeout_secs * 1000, offset, limit],
     )
-    players = [OnlinePlayer(reply[i], reply[i + 1], _time(reply[i + 2])) for i in range(3, len(reply), 3)]
+    players = [OnlinePlayer(reply[i], reply[i + 1], clock.from_ms(reply[i + 2])) for i in range(3, len(reply), 3)]
     return PresencePage(
         version=int(reply[0]), online=int(reply[1]), watching=int(reply[2]), offset=offset, players=players
     )
 
 
-async def player_presence(*, game: GameConfig, player_id: str, now: dt.datetime | None = None) -> PlayerPresence:
+async def player_presence(*, game: GameConfig, player_id: str) -> PlayerPresence:
     """Whether a player is online, and when they were last seen (None: never, or longer ago than
     PRESENCE_LAST_SEEN_KEEP_SECS)."""
     async with get_redis().pipeline(transaction=True) as pipe:
@@ -81,16 +71,16 @@ async def player_presence(*, game: GameConfig, player_id: str, now: dt.datetime 
         pipe.zscore(keys.presence_last_seen(game.slug), player_id)
         score, stored = await pipe.execute()
     if score is not None:
-        return PlayerPresence(online=score >= _cutoff_ms(game, now), last_seen=_time(score))
-    if stored is None or stored < _ms(now) - PRESENCE_LAST_SEEN_KEEP_SECS * 1000:
+        return PlayerPresence(online=score >= _cutoff_ms(game), last_seen=clock.from_ms(score))
+    if stored is None or stored < clock.now_ms() - PRESENCE_LAST_SEEN_KEEP_SECS * 1000:
         return PlayerPresence(online=False, last_seen=None)  # the prune drops these too
-    return PlayerPresence(online=False, last_seen=_time(stored))
+    return PlayerPresence(online=False, last_seen=clock.from_ms(stored))
 
 
-async def online_among(*, game: GameConfig, player_ids: Sequence[str], now: dt.datetime | None = None) -> set[str]:
+async def online_among(*, game: GameConfig, player_ids: Sequence[str]) -> set[str]:
     """Which of these players are online (for the dots beside leaderboard rows)."""
     if not player_ids:
         return set()
     scores = await get_redis().zmscore(keys.presence_online(game.slug), list(player_ids))
-    cutoff = _cutoff_ms(game, now)
+    cutoff = _cutoff_ms(game)
     return {p for p, s in zip(player_ids, scores, strict=True) if s is not None and s >= cutoff}

@@ -1,27 +1,25 @@
 """Presence writes: heartbeats, leaves, pruning, and the broadcaster's claim of changes.
 
 A player is online while last seen within the game's ``presence_timeout_secs``
-(games.models). Three sources feed one ZSET per game (games/lua/presence_update.lua):
+(core/models.py). Three sources feed one ZSET per game (presence/lua/presence_update.lua):
 game servers through the API, accepted scores (in the submit script), and the
 open pages of signed-in users linked to a player. Anonymous pages only count as
 "watching". Joins and leaves are queued in Redis and announced by the live
-broadcaster once per tick (games/broadcaster.py).
+broadcaster once per tick (live/broadcaster.py).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.utils import timezone
+from core import clock, keys
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.models import Game, is_player_id
+from core.redis import get_redis, run_sync
 
-from games import keys, scripts
-from games.config import GameConfig
-from games.errors import ServiceError
-from games.models import Game, is_player_id
-from leaderboard_site.redis import get_redis, run_sync
-
+from . import scripts
 from .selectors import PRESENCE_LAST_SEEN_KEEP_SECS, OnlinePlayer
 
 # A game server may report at most this many players per request, as for score batches.
@@ -42,10 +40,6 @@ ANNOUNCE_MAX_PER_TICK = 200
 # One broadcaster at a time announces a game's presence; if it dies, another takes
 # over this long after its last tick.
 ANNOUNCER_LEASE_MS = 2000
-
-
-def _ms(now: dt.datetime | None) -> int:
-    return int((now or timezone.now()).timestamp() * 1000)
 
 
 def _timeout_ms(game: GameConfig) -> int:
@@ -90,9 +84,7 @@ def _check_ids(ids: Sequence[object], field: str) -> list[str]:
     return list(dict.fromkeys(checked))
 
 
-async def presence_report(
-    *, game: GameConfig, online: Sequence[str], offline: Sequence[str], now: dt.datetime | None = None
-) -> Reported:
+async def presence_report(*, game: GameConfig, online: Sequence[str], offline: Sequence[str]) -> Reported:
     """A game server's heartbeat for the players in ``online``; ``offline`` leave at once."""
     if len(online) + len(offline) > PRESENCE_BATCH_MAX:
         raise ServiceError(422, "invalid", f"At most {PRESENCE_BATCH_MAX} player ids in all.", field="online")
@@ -107,7 +99,15 @@ async def presence_report(
     joined, left = await scripts.PRESENCE_UPDATE(
         get_redis(),
         _update_keys(game.slug, [*online_ids, *offline_ids]),
-        ["server", _ms(now), _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, len(online_ids), *online_ids, *offline_ids],
+        [
+            "server",
+            clock.now_ms(),
+            _timeout_ms(game),
+            PRESENCE_ANNOUNCE_TTL_MS,
+            len(online_ids),
+            *online_ids,
+            *offline_ids,
+        ],
     )
     return Reported(len(online_ids), len(offline_ids), int(joined), int(left))
 
@@ -115,28 +115,28 @@ async def presence_report(
 # --------------------------------------------------------------------------- open pages
 
 
-async def page_beat(*, game: GameConfig, player_id: str, socket_id: str, now: dt.datetime | None = None) -> bool:
+async def page_beat(*, game: GameConfig, player_id: str, socket_id: str) -> bool:
     """An open page of the user linked to ``player_id``; True if the player just came online."""
     joined = await scripts.PRESENCE_UPDATE(
         get_redis(),
         _update_keys(game.slug, [player_id]),
-        ["page_beat", _ms(now), _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, player_id, socket_id],
+        ["page_beat", clock.now_ms(), _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, player_id, socket_id],
     )
     return bool(joined)
 
 
-async def page_leave(*, game: GameConfig, player_id: str, socket_id: str, now: dt.datetime | None = None) -> str:
+async def page_leave(*, game: GameConfig, player_id: str, socket_id: str) -> str:
     """A linked user's page closed: 'left', 'stay' (another page or source keeps them) or 'gone'."""
     return await scripts.PRESENCE_UPDATE(
         get_redis(),
         _update_keys(game.slug, [player_id]),
-        ["page_leave", _ms(now), _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, player_id, socket_id],
+        ["page_leave", clock.now_ms(), _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, player_id, socket_id],
     )
 
 
-async def watcher_beat(*, game: GameConfig, socket_id: str, now: dt.datetime | None = None) -> None:
+async def watcher_beat(*, game: GameConfig, socket_id: str) -> None:
     """An open page of a viewer who is not a listed player (counted as watching)."""
-    await get_redis().zadd(keys.presence_watching(game.slug), {socket_id: _ms(now)})
+    await get_redis().zadd(keys.presence_watching(game.slug), {socket_id: clock.now_ms()})
 
 
 async def watcher_leave(*, game: GameConfig, socket_id: str) -> None:
@@ -146,10 +146,10 @@ async def watcher_leave(*, game: GameConfig, socket_id: str) -> None:
 # --------------------------------------------------------------------------- pruning
 
 
-async def presence_prune(*, game: GameConfig, now: dt.datetime | None = None) -> list[str]:
+async def presence_prune(*, game: GameConfig) -> list[str]:
     """Remove a game's expired members; returns the players removed (their leaves are queued)."""
     removed: list[str] = []
-    now_ms = _ms(now)
+    now_ms = clock.now_ms()
     while True:
         batch = await scripts.PRESENCE_PRUNE(
             get_redis(),
@@ -161,12 +161,12 @@ async def presence_prune(*, game: GameConfig, now: dt.datetime | None = None) ->
             return removed
 
 
-def presence_prune_all(*, now: dt.datetime | None = None) -> int:
+def presence_prune_all() -> int:
     """Prune every game, active or not (the beat task); returns how many players left."""
     total = 0
     for game in Game.objects.all():
         config = GameConfig.from_model(game, "0")
-        total += len(run_sync(lambda c=config: presence_prune(game=c, now=now)))
+        total += len(run_sync(lambda c=config: presence_prune(game=c)))
     return total
 
 
@@ -182,9 +182,7 @@ class Announcement:
     left: list[str]
 
 
-async def presence_claim_changes(
-    *, game: GameConfig, announcer: str, now: dt.datetime | None = None
-) -> Announcement | None:
+async def presence_claim_changes(*, game: GameConfig, announcer: str) -> Announcement | None:
     """The broadcaster's claim of a game's unannounced joins and leaves (each to one caller).
 
     None when another broadcaster (``announcer`` is the caller's token) holds the lease.
@@ -201,13 +199,10 @@ async def presence_claim_changes(
             keys.names(slug),
             keys.presence_announcer(slug),
         ],
-        [_ms(now), _timeout_ms(game), ANNOUNCE_MAX_PER_TICK, announcer, ANNOUNCER_LEASE_MS],
+        [clock.now_ms(), _timeout_ms(game), ANNOUNCE_MAX_PER_TICK, announcer, ANNOUNCER_LEASE_MS],
     )
     if reply[0] == 0:
         return None
     version, online, watching, joins, leaves = reply
-    joined = [
-        OnlinePlayer(joins[i], joins[i + 1], dt.datetime.fromtimestamp(int(float(joins[i + 2])) / 1000, tz=dt.UTC))
-        for i in range(0, len(joins), 3)
-    ]
+    joined = [OnlinePlayer(joins[i], joins[i + 1], clock.from_ms(joins[i + 2])) for i in range(0, len(joins), 3)]
     return Announcement(int(version), int(online), int(watching), joined, list(leaves))

@@ -6,8 +6,10 @@ flushes that Redis before every test, so it refuses to run without it.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -15,9 +17,11 @@ from asgiref.sync import sync_to_async
 from django.db import connections
 from django.test import AsyncClient
 
-from games import config, services
-from games.models import Game
-from leaderboard_site.redis import close_redis, get_redis, run_sync
+from core import clock as core_clock
+from core import config
+from core import services as core_services
+from core.models import Game
+from core.redis import close_redis, get_redis, run_sync
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -31,6 +35,43 @@ def pytest_configure(config: pytest.Config) -> None:
     from django.conf import settings
 
     settings.REDIS_URL = url
+
+
+# Every test runs on a pinned clock starting here (a Wednesday at noon, mid-month:
+# far from any period boundary), so no test reads the wall clock by accident and
+# the suite passes on any date. Tests move it with clock.set() / clock.advance().
+T0 = dt.datetime(2026, 3, 4, 12, 0, tzinfo=dt.UTC)
+_pinned: list[core_clock.PinnedClock] = []
+
+
+@pytest.fixture(autouse=True)
+def clock(request: pytest.FixtureRequest) -> Iterator[core_clock.PinnedClock | None]:
+    """The pinned clock (None under ``@pytest.mark.wall_clock``: tests of real processes,
+    which cannot share a pinned clock, run wholly on the wall clock instead)."""
+    if request.node.get_closest_marker("wall_clock"):
+        yield None
+        return
+    with core_clock.pinned(T0) as pinned:
+        _pinned.append(pinned)
+        try:
+            yield pinned
+        finally:
+            _pinned.pop()
+
+
+@contextmanager
+def clock_at(instant: dt.datetime | None) -> Iterator[None]:
+    """Run a block at ``instant`` on the pinned clock, then put the clock back (None: as it is)."""
+    if instant is None:
+        yield
+        return
+    pinned = _pinned[-1]
+    before = pinned.now()
+    pinned.set(instant)
+    try:
+        yield
+    finally:
+        pinned.set(before)
 
 
 @pytest.fixture(autouse=True)
@@ -63,7 +104,7 @@ async def _close_session_client(django_db_setup: None, django_db_blocker: Any) -
 def make_game(django_db_blocker: object) -> Callable[..., Game]:
     def make(slug: str = "tetris", **kwargs: object) -> Game:
         kwargs.setdefault("name", slug.title())
-        return services.game_create(slug=slug, **kwargs)  # type: ignore[arg-type]
+        return core_services.game_create(slug=slug, **kwargs)  # type: ignore[arg-type]
 
     return make
 

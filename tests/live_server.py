@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import uvicorn
 
-from leaderboard_site.redis import close_redis
+from core.redis import close_redis
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -119,7 +119,7 @@ def asgi_live_server() -> Iterator[str]:
 @pytest.fixture
 def live_broadcaster() -> Iterator[None]:
     """The broadcaster running for the test, ticking every BROADCAST_TICK_MS."""
-    from games import broadcaster
+    from live import broadcaster
 
     started = threading.Event()
     handles: dict[str, Any] = {}

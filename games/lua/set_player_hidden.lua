@@ -37,7 +37,8 @@ for i = 4, #KEYS, 2 do
     -- The board may have vanished with its last member: its expiry lives in the index.
     local expiry = redis.call('ZSCORE', KEYS[2], KEYS[i])
     if expiry and expiry ~= 'inf' then
-      redis.call('PEXPIREAT', to, expiry)
+      -- Relative to ARGV[3]: the index holds instants of the product's clock, not Redis's.
+      redis.call('PEXPIRE', to, math.max(1, tonumber(expiry) - now))
     end
     redis.call('ZADD', KEYS[3], 'NX', now, KEYS[i])
     changed = changed + 1

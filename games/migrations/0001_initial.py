@@ -2,7 +2,7 @@
 
 import django.core.validators
 import django.db.models.deletion
-import games.models
+import core.models
 from django.db import migrations, models
 
 
@@ -23,8 +23,8 @@ class Migration(migrations.Migration):
                 ('description', models.TextField(blank=True)),
                 ('order', models.CharField(choices=[('desc', 'higher is better'), ('asc', 'lower is better')], default='desc', max_length=4)),
                 ('mode', models.CharField(choices=[('increment', 'increment (each submission adds)'), ('best', "best (keep each player's best)"), ('latest', 'latest (overwrite)')], default='best', max_length=10)),
-                ('periods', models.JSONField(default=games.models.default_periods, validators=[games.models._validate_periods])),
-                ('timezone', models.CharField(default='UTC', max_length=64, validators=[games.models._validate_timezone])),
+                ('periods', models.JSONField(default=core.models.default_periods, validators=[core.models._validate_periods])),
+                ('timezone', models.CharField(default='UTC', max_length=64, validators=[core.models._validate_timezone])),
                 ('min_score', models.BigIntegerField(blank=True, help_text='Smallest value one submission may carry (empty: no bound).', null=True, validators=[django.core.validators.MinValueValidator(-9007199254740991), django.core.validators.MaxValueValidator(9007199254740991)])),
                 ('max_score', models.BigIntegerField(blank=True, help_text='Largest value one submission may carry (empty: no bound).', null=True, validators=[django.core.validators.MinValueValidator(-9007199254740991), django.core.validators.MaxValueValidator(9007199254740991)])),
                 ('max_submissions_per_minute', models.PositiveIntegerField(default=60, help_text='Per player, over a sliding minute; 0 means no limit.')),

@@ -5,16 +5,15 @@
   "use strict";
 
   var TICK_MS = 1000;
-  // Ignore small clock differences: the server's "now" is only second-precise and
-  // arrives after the network delay.
+  // Ignore small clock differences: the server's "now" arrives after the network delay.
   var CLOCK_SKEW_TOLERANCE_MS = 3000;
   // After a period ends, give the server a moment to be past the boundary too.
   var RELOAD_DELAY_MS = 1500;
 
-  var serverNowSecs = Number(document.body.getAttribute("data-server-now"));
+  var serverNowMs = Number(document.body.getAttribute("data-server-now-ms"));
   var skewMs = 0;
-  if (serverNowSecs) {
-    var measured = serverNowSecs * 1000 - Date.now();
+  if (serverNowMs) {
+    var measured = serverNowMs - Date.now();
     if (Math.abs(measured) > CLOCK_SKEW_TOLERANCE_MS) skewMs = measured;
   }
 

@@ -9,12 +9,13 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from accounts import services
-from games import keys
+from core import apikeys, keys
+from core.clock import now as clock_now
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.redis import get_redis
 from games import services as game_services
-from games.config import GameConfig
-from games.errors import ServiceError
-from leaderboard_site.redis import get_redis
-from tests.conftest import auth
+from tests.conftest import auth, clock_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -35,7 +36,7 @@ def config(game):
 
 @pytest.fixture
 async def key(game):
-    _, raw = await sync_to_async(game_services.api_key_create)(game=game, name="server")
+    _, raw = await sync_to_async(apikeys.api_key_create)(game=game, name="server")
     return raw
 
 
@@ -44,7 +45,8 @@ def at(seconds: float) -> dt.datetime:
 
 
 async def issue(config, player_id="alice", seconds=0.0):
-    return await services.link_code_issue(game=config, player_id=player_id, now=at(seconds))
+    with clock_at(at(seconds)):
+        return await services.link_code_issue(game=config, player_id=player_id)
 
 
 async def test_it_issues_an_eight_character_code_valid_ten_minutes(config):
@@ -127,7 +129,7 @@ async def test_it_answers_the_code_its_expiry_and_where_to_enter_it(aclient, key
     assert set(body) == {"code", "expires_at", "link_url"}
     assert CODE.match(body["code"])
     expires_at = dt.datetime.fromisoformat(body["expires_at"].replace("Z", "+00:00"))
-    now = dt.datetime.now(dt.UTC)
+    now = clock_now()
     assert now + dt.timedelta(seconds=590) < expires_at <= now + dt.timedelta(seconds=600)
     assert body["link_url"] == "http://testserver/games/tetris/link/"
     assert "RateLimit" in response.headers
@@ -170,7 +172,7 @@ async def test_it_requires_an_api_key(aclient, key):
 
 async def test_it_refuses_another_games_key(aclient, key, make_game):
     other = await sync_to_async(make_game)("pong")
-    _, other_key = await sync_to_async(game_services.api_key_create)(game=other)
+    _, other_key = await sync_to_async(apikeys.api_key_create)(game=other)
     response = await aclient.post(URL, headers=auth(other_key))
     assert response.status_code == 403
     assert error_of(response)["code"] == "wrong_game"

@@ -10,11 +10,12 @@ from django.test import Client
 
 from accounts import services
 from accounts.models import PlayerLink
-from games import keys
+from core import keys
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.redis import get_redis, run_sync
 from games import services as game_services
-from games.config import GameConfig
-from games.errors import ServiceError
-from leaderboard_site.redis import get_redis, run_sync
+from tests.conftest import clock_at
 
 pytestmark = pytest.mark.django_db
 
@@ -44,13 +45,15 @@ def at(seconds: float) -> dt.datetime:
 
 def issue(game, player_id="alice", seconds=0.0) -> str:
     config = GameConfig.from_model(game, "0")
-    issued = run_sync(lambda: services.link_code_issue(game=config, player_id=player_id, now=at(seconds)))
+    with clock_at(at(seconds)):
+        issued = run_sync(lambda: services.link_code_issue(game=config, player_id=player_id))
     assert issued.code != WRONG
     return issued.code
 
 
 def redeem(user, game, code, seconds=1.0, ip=IP):
-    return services.link_code_redeem(user=user, game=game, code=code, ip=ip, now=at(seconds))
+    with clock_at(at(seconds)):
+        return services.link_code_redeem(user=user, game=game, code=code, ip=ip)
 
 
 def refused(user, game, code, seconds=1.0, ip=IP) -> ServiceError:

@@ -12,7 +12,8 @@ from django.contrib.auth.signals import user_login_failed
 from django.test import AsyncClient, Client
 
 from accounts import services
-from games.errors import ServiceError
+from core.errors import ServiceError
+from tests.conftest import clock_at
 
 pytestmark = pytest.mark.django_db
 
@@ -185,16 +186,15 @@ def test_it_locks_an_address_out_across_usernames(ann):
 def test_it_lifts_the_lock_out_when_the_window_passes(ann):
     t0 = dt.datetime(2026, 11, 22, 12, 0, tzinfo=dt.UTC)
     for i in range(services.LOGIN_FAILURES_PER_USERNAME):
-        with pytest.raises(ServiceError):
-            services.login_authenticate(username="ann", password="wrong", ip=IP, now=t0 + dt.timedelta(seconds=i))
+        with pytest.raises(ServiceError), clock_at(t0 + dt.timedelta(seconds=i)):
+            services.login_authenticate(username="ann", password="wrong", ip=IP)
     window = services.LOGIN_FAILURE_WINDOW_SECS
-    with pytest.raises(ServiceError) as locked:
-        services.login_authenticate(
-            username="ann", password=PASSWORD, ip=IP, now=t0 + dt.timedelta(seconds=window - 0.5)
-        )
+    with pytest.raises(ServiceError) as locked, clock_at(t0 + dt.timedelta(seconds=window - 0.5)):
+        services.login_authenticate(username="ann", password=PASSWORD, ip=IP)
     assert (locked.value.status, locked.value.headers["Retry-After"]) == (429, "1")
     # The first failure has left the window: four remain, under the limit.
-    user = services.login_authenticate(username="ann", password=PASSWORD, ip=IP, now=t0 + dt.timedelta(seconds=window))
+    with clock_at(t0 + dt.timedelta(seconds=window)):
+        user = services.login_authenticate(username="ann", password=PASSWORD, ip=IP)
     assert user == ann
 
 

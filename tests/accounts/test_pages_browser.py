@@ -10,8 +10,9 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from games import services as game_services
-from games.models import Game
+from core import apikeys
+from core import services as core_services
+from core.models import Game
 from tests.conftest import auth
 from tests.live_server import ACTION_TIMEOUT_MS, asgi_live_server, browser  # noqa: F401
 
@@ -40,8 +41,8 @@ def shot(page, name: str) -> None:
 
 
 def test_it_signs_up_and_links_a_player_on_a_phone(asgi_live_server, phone):  # noqa: F811
-    game = game_services.game_create(slug="tetris", name="Tetris")
-    _, key = game_services.api_key_create(game=game)
+    game = core_services.game_create(slug="tetris", name="Tetris")
+    _, key = apikeys.api_key_create(game=game)
     assert Game.objects.count() == 1
 
     phone.goto(f"{asgi_live_server}/games/tetris/link/")

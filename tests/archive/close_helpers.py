@@ -5,11 +5,14 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
+from archive import selectors as archive_selectors
 from archive.models import ArchivedPeriod, ArchivedStanding
-from games import keys, selectors, services
-from games.config import GameConfig
-from games.models import Game
-from leaderboard_site.redis import get_redis, run_sync
+from core import keys
+from core.config import GameConfig
+from core.models import Game
+from core.redis import get_redis, run_sync
+from games import services
+from tests.conftest import clock_at
 
 
 def at(text: str) -> dt.datetime:
@@ -29,21 +32,23 @@ def submit_all(game: Game, scores: Iterable[tuple[str, int, str | None]], now: d
     items = [services.Submission(player_id, score, name) for player_id, score, name in scores]
     config = config_of(game)
     for start in range(0, len(items), 2000):
-        results = run_sync(lambda s=start: services.score_submit_many(game=config, items=items[s : s + 2000], now=now))
+        with clock_at(now):
+            results = run_sync(lambda s=start: services.score_submit_many(game=config, items=items[s : s + 2000]))
         assert all(isinstance(r, services.Submitted) for r in results), results[:3]
 
 
 def live_rows(game: Game, period: str, period_id: str, now: dt.datetime, page: int = 1000) -> list[tuple]:
-    """Every entry of a board through the public read (leaderboard_page), all pages."""
+    """Every entry of a board through the public read of a named period, all pages."""
     config = config_of(game)
     rows: list[tuple] = []
     offset = 0
     while True:
-        board = run_sync(
-            lambda o=offset: selectors.leaderboard_page(
-                game=config, period=period, period_id=period_id, offset=o, limit=page, now=now
+        with clock_at(now):
+            board = run_sync(
+                lambda o=offset: archive_selectors.period_page(
+                    game=config, period=period, period_id=period_id, offset=o, limit=page
+                )
             )
-        )
         rows += [(e.rank, e.player_id, e.display_name, e.score) for e in board.entries]
         offset += page
         if offset >= board.total:

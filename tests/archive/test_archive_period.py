@@ -8,15 +8,16 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.utils import timezone
 
 from archive import services
 from archive.models import ArchivedPeriod, ArchivedStanding
-from games import keys, periods
+from core import keys
+from core.clock import now as clock_now
+from core.errors import ServiceError
+from core.models import Game
+from core.redis import get_redis, run_sync
+from games import periods
 from games import services as game_services
-from games.errors import ServiceError
-from games.models import Game
-from leaderboard_site.redis import get_redis, run_sync
 from tests.archive.close_helpers import (
     archived_rows,
     at,
@@ -27,6 +28,7 @@ from tests.archive.close_helpers import (
     submit_all,
     zscores,
 )
+from tests.conftest import clock_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -55,9 +57,10 @@ def test_it_archives_a_big_board_in_chunks_exactly_as_the_live_reads_said(game):
     before = live_rows(game, "daily", DAY, CLOSED)
     seen: list[tuple[int, int]] = []
 
-    archived = services.period_archive(
-        game=game, period="daily", period_id=DAY, now=CLOSED, progress=lambda done, total: seen.append((done, total))
-    )
+    with clock_at(CLOSED):
+        archived = services.period_archive(
+            game=game, period="daily", period_id=DAY, progress=lambda done, total: seen.append((done, total))
+        )
 
     assert seen == [(5000, 12_000), (10_000, 12_000), (12_000, 12_000)]
     assert (archived.status, archived.total, archived.archived_at) == ("complete", 12_000, CLOSED)
@@ -78,17 +81,16 @@ def test_it_ends_with_identical_rows_when_re_run_after_a_crash(game):
     before = live_rows(game, "daily", DAY, CLOSED)
     key = board_key(game, "daily", DAY)
 
-    with pytest.raises(Crash):
-        services.period_archive(
-            game=game, period="daily", period_id=DAY, chunk_size=4, now=CLOSED, after_chunk=crash_after_first
-        )
+    with pytest.raises(Crash), clock_at(CLOSED):
+        services.period_archive(game=game, period="daily", period_id=DAY, chunk_size=4, after_chunk=crash_after_first)
 
     archived = ArchivedPeriod.objects.get()
     assert (archived.status, ArchivedStanding.objects.count()) == ("archiving", 4)
     assert pttl(key) == -1  # never left to expire unarchived
     assert zscores(keys.boards_index("tetris"))[key] == float("inf")
 
-    archived = services.period_archive(game=game, period="daily", period_id=DAY, chunk_size=4, now=CLOSED)
+    with clock_at(CLOSED):
+        archived = services.period_archive(game=game, period="daily", period_id=DAY, chunk_size=4)
 
     assert (archived.status, archived.total) == ("complete", 10)
     assert archived_rows(archived) == before
@@ -100,13 +102,15 @@ def test_it_ends_with_identical_rows_when_re_run_after_a_crash(game):
 
 def test_it_leaves_a_complete_archive_as_it_is(game):
     submit_all(game, [("a", 5, "Ada"), ("b", 3, None)], DURING)
-    first = services.period_archive(game=game, period="daily", period_id=DAY, now=CLOSED)
+    with clock_at(CLOSED):
+        first = services.period_archive(game=game, period="daily", period_id=DAY)
     rows = archived_rows(first)
     runs = set(ArchivedStanding.objects.values_list("run", flat=True))
     # A crash between completion and the expiry: the re-run only applies the expiry.
     run_sync(lambda: get_redis().persist(board_key(game, "daily", DAY)))
 
-    again = services.period_archive(game=game, period="daily", period_id=DAY, now=at("2026-11-21T09:00:00+00:00"))
+    with clock_at(at("2026-11-21T09:00:00+00:00")):
+        again = services.period_archive(game=game, period="daily", period_id=DAY)
 
     assert (again.pk, again.archived_at, archived_rows(again)) == (first.pk, CLOSED, rows)
     assert set(ArchivedStanding.objects.values_list("run", flat=True)) == runs
@@ -115,20 +119,23 @@ def test_it_leaves_a_complete_archive_as_it_is(game):
 
 def test_it_snapshots_an_open_period_and_the_close_job_archives_the_final_state_over_it(game):
     submit_all(game, [("a", 5, "Ada"), ("b", 3, None), ("c", 9, "Cy")], DURING)
-    with pytest.raises(ServiceError) as refused:
-        services.period_archive(game=game, period="daily", period_id=DAY, now=DURING)
+    with pytest.raises(ServiceError) as refused, clock_at(DURING):
+        services.period_archive(game=game, period="daily", period_id=DAY)
     assert (refused.value.status, refused.value.code) == (409, "period_open")
 
-    snapshot = services.period_archive(game=game, period="daily", period_id=DAY, force=True, now=DURING)
+    with clock_at(DURING):
+        snapshot = services.period_archive(game=game, period="daily", period_id=DAY, force=True)
 
     assert (snapshot.status, snapshot.total) == ("snapshot", 3)
     assert pttl(board_key(game, "daily", DAY)) == -1
     later = at("2026-11-20T18:00:00+00:00")
     submit_all(game, [("b", 11, "Bea"), ("d", 1, None)], later)
-    game_services.player_set_hidden(game=game, player_id="c", hidden=True, now=later)
+    with clock_at(later):
+        game_services.player_set_hidden(game=game, player_id="c", hidden=True)
     final = live_rows(game, "daily", DAY, CLOSED)
 
-    assert services.close_jobs_run(now=CLOSED) == 1  # the daily job (the week and month go on)
+    with clock_at(CLOSED):
+        assert services.close_jobs_run() == 1  # the daily job (the week and month go on)
 
     archived = ArchivedPeriod.objects.get(period="daily")
     assert (archived.pk, archived.status, archived.total) == (snapshot.pk, "complete", 3)
@@ -138,10 +145,12 @@ def test_it_snapshots_an_open_period_and_the_close_job_archives_the_final_state_
 
 def test_it_archives_a_board_emptied_by_hiding_as_an_empty_period(game):
     submit_all(game, [("a", 5, None)], DURING)
-    game_services.player_set_hidden(game=game, player_id="a", hidden=True, now=DURING)
+    with clock_at(DURING):
+        game_services.player_set_hidden(game=game, player_id="a", hidden=True)
     stash = keys.hidden_stash("tetris", board_key(game, "daily", DAY))
 
-    archived = services.period_archive(game=game, period="daily", period_id=DAY, now=CLOSED)
+    with clock_at(CLOSED):
+        archived = services.period_archive(game=game, period="daily", period_id=DAY)
 
     assert (archived.status, archived.total) == ("complete", 0)
     assert pttl(stash) > 0  # the stash expires with the board
@@ -155,8 +164,8 @@ def test_it_refuses_what_it_cannot_archive_and_changes_nothing(game):
         ("daily", "2026-11-19", 404, "board_missing"),  # never written
     ]
     for period, period_id, status, code in cases:
-        with pytest.raises(ServiceError) as refused:
-            services.period_archive(game=game, period=period, period_id=period_id, now=CLOSED)
+        with pytest.raises(ServiceError) as refused, clock_at(CLOSED):
+            services.period_archive(game=game, period=period, period_id=period_id)
         assert (refused.value.status, refused.value.code) == (status, code), period_id
     assert not ArchivedPeriod.objects.exists()
 
@@ -167,13 +176,15 @@ def test_it_refuses_a_second_run_while_one_holds_the_period(game):
 
     def meanwhile(index: int) -> None:
         try:
-            services.period_archive(game=game, period="daily", period_id=DAY, now=CLOSED)
+            with clock_at(CLOSED):
+                services.period_archive(game=game, period="daily", period_id=DAY)
         except ServiceError as error:
             refusals.append(error)
 
-    archived = services.period_archive(
-        game=game, period="daily", period_id=DAY, chunk_size=1, now=CLOSED, after_chunk=meanwhile
-    )
+    with clock_at(CLOSED):
+        archived = services.period_archive(
+            game=game, period="daily", period_id=DAY, chunk_size=1, after_chunk=meanwhile
+        )
 
     assert [e.code for e in refusals] == ["archive_busy", "archive_busy"]
     assert (archived.status, archived.total) == ("complete", 2)
@@ -185,14 +196,16 @@ def test_it_notices_a_board_that_changed_under_the_read_and_archives_it_next_tim
 
     def hide_a(index: int) -> None:
         if index == 0:
-            game_services.player_set_hidden(game=game, player_id="a", hidden=True, now=CLOSED)
+            with clock_at(CLOSED):
+                game_services.player_set_hidden(game=game, player_id="a", hidden=True)
 
-    with pytest.raises(ServiceError) as changed:
-        services.period_archive(game=game, period="daily", period_id=DAY, chunk_size=2, now=CLOSED, after_chunk=hide_a)
+    with pytest.raises(ServiceError) as changed, clock_at(CLOSED):
+        services.period_archive(game=game, period="daily", period_id=DAY, chunk_size=2, after_chunk=hide_a)
     assert changed.value.code == "board_changed"
     assert pttl(board_key(game, "daily", DAY)) == -1
 
-    archived = services.period_archive(game=game, period="daily", period_id=DAY, chunk_size=2, now=CLOSED)
+    with clock_at(CLOSED):
+        archived = services.period_archive(game=game, period="daily", period_id=DAY, chunk_size=2)
     assert [r[1] for r in archived_rows(archived)] == ["b", "c", "d"]
 
 
@@ -205,8 +218,9 @@ def command(*args: str) -> tuple[str, str]:
     return out.getvalue(), err.getvalue()
 
 
-def test_the_command_archives_with_a_progress_bar_and_is_idempotent(game):
+def test_the_command_archives_with_a_progress_bar_and_is_idempotent(game, clock):
     submit_all(game, [(f"p{i}", i, None) for i in range(10)], DURING)
+    clock.set(CLOSED)
 
     out, err = command("tetris", "daily", DAY, "--chunk-size", "3")
 
@@ -221,8 +235,8 @@ def test_the_command_archives_with_a_progress_bar_and_is_idempotent(game):
 
 
 def test_the_command_snapshots_an_open_period_only_when_forced(game):
-    today = periods.current("daily", "UTC", timezone.now()).id
-    submit_all(game, [("a", 1, None)], timezone.now())
+    today = periods.current("daily", "UTC", clock_now()).id
+    submit_all(game, [("a", 1, None)], clock_now())
     with pytest.raises(CommandError, match=rf"The daily period {today} is still open .*force a snapshot"):
         command("tetris", "daily", today)
 
@@ -243,7 +257,8 @@ def test_the_command_snapshots_an_open_period_only_when_forced(game):
         (("tetris", "daily", DAY, "--chunk-size", "0"), "The chunk size must be at least 1."),
     ],
 )
-def test_the_command_explains_what_it_refuses(game, args, message):
+def test_the_command_explains_what_it_refuses(game, clock, args, message):
+    clock.set(CLOSED)
     with pytest.raises(CommandError) as refused:
         command(*args)
     assert str(refused.value).startswith(message)

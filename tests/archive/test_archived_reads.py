@@ -13,13 +13,15 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.utils import timezone
 
 from archive import services as archive_services
 from archive.models import ArchivedPeriod
-from games import config, periods, services
-from games.models import Game
-from leaderboard_site.redis import get_redis
+from core import config
+from core.clock import now as clock_now
+from core.models import Game
+from core.redis import get_redis
+from games import periods, services
+from tests.conftest import clock_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,11 +29,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 ODD_IDS = ["Zed", "alice", "_under", "a.b", "A-1", "b:c", "0zero", "Bob", "bob", "a-b"]
 
 
-async def archive_period(game: Game, period: str, period_id: str, **options: Any) -> ArchivedPeriod:
-    """Archive a period the way its close job does (options: force, now, chunk_size, after_chunk)."""
-    return await sync_to_async(archive_services.period_archive)(
-        game=game, period=period, period_id=period_id, **options
-    )
+async def archive_period(
+    game: Game, period: str, period_id: str, now: dt.datetime | None = None, **options: Any
+) -> ArchivedPeriod:
+    """Archive a period the way its close job does, at ``now`` (options: force, chunk_size, after_chunk)."""
+    with clock_at(now):
+        return await sync_to_async(archive_services.period_archive)(
+            game=game, period=period, period_id=period_id, **options
+        )
 
 
 async def crash_mid_archive(game: Game, period: str, period_id: str) -> ArchivedPeriod:
@@ -53,7 +58,8 @@ async def fill(game: Game, at: dt.datetime, scores: dict[str, int], names: dict[
     game_config = await config.get_game(game.slug)
     for player_id, score in scores.items():
         name = (names or {}).get(player_id)
-        await services.score_submit(game=game_config, player_id=player_id, score=score, display_name=name, now=at)
+        with clock_at(at):
+            await services.score_submit(game=game_config, player_id=player_id, score=score, display_name=name)
 
 
 def tied_scores(count: int, *, negative: bool = False) -> dict[str, int]:
@@ -95,7 +101,7 @@ async def read_all(aclient, paths: list[str]) -> dict[str, tuple[int, bytes]]:
 )
 async def test_it_answers_archived_reads_byte_for_byte_like_the_live_board(make_game, aclient, options, negative):
     game = await new_game(make_game, "tetris", **options)
-    at = timezone.now() - dt.timedelta(days=40)
+    at = clock_now() - dt.timedelta(days=40)
     scores = tied_scores(140, negative=negative)
     await fill(game, at, scores, names={"alice": "Alice <b>", "Zed": "Zed ☃"})
     kinds = [periods.DAILY, periods.WEEKLY, periods.MONTHLY]
@@ -118,7 +124,7 @@ async def test_it_answers_archived_reads_byte_for_byte_like_the_live_board(make_
 
 async def test_it_keeps_ties_in_player_id_byte_order_across_pages(make_game, aclient):
     game = await new_game(make_game)
-    at = timezone.now() - dt.timedelta(days=3)
+    at = clock_now() - dt.timedelta(days=3)
     await fill(game, at, {player_id: 5 for player_id in ODD_IDS})
     day = periods.current("daily", "UTC", at).id
     await archive_period(game, "daily", day)
@@ -134,7 +140,7 @@ async def test_it_keeps_ties_in_player_id_byte_order_across_pages(make_game, acl
 
 async def test_it_reads_the_percentile_over_ties_like_live(make_game, aclient):
     game = await new_game(make_game)
-    at = timezone.now() - dt.timedelta(days=3)
+    at = clock_now() - dt.timedelta(days=3)
     await fill(game, at, {"a": 9, "b": 7, "c": 7, "d": 7, "e": 1})
     day = periods.current("daily", "UTC", at).id
     await archive_period(game, "daily", day)
@@ -154,7 +160,7 @@ async def test_it_reads_the_percentile_over_ties_like_live(make_game, aclient):
 
 async def test_it_prefers_the_archive_to_a_board_still_kept_in_redis(make_game, aclient):
     game = await new_game(make_game)
-    at = timezone.now() - dt.timedelta(days=3)
+    at = clock_now() - dt.timedelta(days=3)
     await fill(game, at, {"alice": 10, "bob": 5})
     day = periods.current("daily", "UTC", at).id
     await archive_period(game, "daily", day)
@@ -170,14 +176,15 @@ async def test_it_prefers_the_archive_to_a_board_still_kept_in_redis(make_game, 
 @pytest.mark.parametrize("status", ["archiving", "snapshot"])
 async def test_it_does_not_serve_an_archive_that_is_not_complete(make_game, aclient, status):
     game = await new_game(make_game)
-    at = timezone.now() - dt.timedelta(days=3)
+    at = clock_now() - dt.timedelta(days=3)
     await fill(game, at, {"alice": 10, "carol": 5})
     day = periods.current("daily", "UTC", at).id
     if status == "archiving":
         archived = await crash_mid_archive(game, "daily", day)
     else:
         # A snapshot taken while the period was still open.
-        archived = await archive_period(game, "daily", day, force=True, now=at)
+        with clock_at(at):
+            archived = await archive_period(game, "daily", day, force=True)
     assert archived.status == status
     await get_redis().zadd(f"lb:{{tetris}}:daily:{day}", {"bob": -20})
 
@@ -192,11 +199,12 @@ async def test_it_does_not_serve_an_archive_that_is_not_complete(make_game, acli
 
 async def test_it_reads_the_current_period_live_even_when_archived(make_game, aclient):
     game = await new_game(make_game)
-    await fill(game, timezone.now(), {"alice": 10})
-    today = periods.current("daily", "UTC", timezone.now()).id
+    await fill(game, clock_now(), {"alice": 10})
+    today = periods.current("daily", "UTC", clock_now()).id
     # A complete archive of today's board (as if the day had ended) must not shadow it.
-    await archive_period(game, "daily", today, now=timezone.now() + dt.timedelta(days=1))
-    await fill(game, timezone.now(), {"bob": 20})
+    with clock_at(clock_now() + dt.timedelta(days=1)):
+        await archive_period(game, "daily", today)
+    await fill(game, clock_now(), {"bob": 20})
 
     response = await aclient.get(f"/api/v1/games/tetris/leaderboards/daily/{today}")
 
@@ -206,7 +214,7 @@ async def test_it_reads_the_current_period_live_even_when_archived(make_game, ac
 async def test_it_does_not_serve_another_games_archive(make_game, aclient):
     tetris = await new_game(make_game, "tetris")
     await new_game(make_game, "snake")
-    at = timezone.now() - dt.timedelta(days=3)
+    at = clock_now() - dt.timedelta(days=3)
     await fill(tetris, at, {"alice": 10})
     day = periods.current("daily", "UTC", at).id
     await archive_period(tetris, "daily", day)
@@ -223,7 +231,7 @@ async def test_it_does_not_serve_another_games_archive(make_game, aclient):
 async def archive_days(game: Game, days_ago: list[int], kind: str = "daily") -> list[str]:
     ids = []
     for n in days_ago:
-        at = timezone.now() - dt.timedelta(days=n)
+        at = clock_now() - dt.timedelta(days=n)
         await fill(game, at, {f"p{n}": n, "common": 1})
         period_id = periods.current(kind, game.timezone, at).id
         if period_id not in ids:
@@ -235,7 +243,7 @@ async def archive_days(game: Game, days_ago: list[int], kind: str = "daily") -> 
 async def test_it_lists_archived_periods_newest_first(make_game, aclient):
     game = await new_game(make_game, periods_kept=["daily", "monthly", "all-time"])
     days = await archive_days(game, [5, 2, 9])
-    month = periods.current("monthly", "UTC", timezone.now() - dt.timedelta(days=40))
+    month = periods.current("monthly", "UTC", clock_now() - dt.timedelta(days=40))
     await fill(game, month.starts_at, {"m": 1})
     await archive_period(game, "monthly", month.id)
 
@@ -262,7 +270,7 @@ async def test_it_lists_archived_periods_newest_first(make_game, aclient):
 async def test_it_lists_the_shorter_period_first_when_two_end_together(make_game, aclient):
     game = await new_game(make_game)
     # The last day of a month: its daily and monthly boards close at the same instant.
-    month = periods.current("monthly", "UTC", timezone.now() - dt.timedelta(days=40))
+    month = periods.current("monthly", "UTC", clock_now() - dt.timedelta(days=40))
     last_day = month.ends_at - dt.timedelta(hours=1)
     await fill(game, last_day, {"alice": 1})
     await archive_period(game, "monthly", month.id)
@@ -293,10 +301,11 @@ async def test_it_pages_and_filters_archived_periods(make_game, aclient):
 async def test_it_lists_only_complete_archives_of_this_game(make_game, aclient):
     tetris = await new_game(make_game, "tetris")
     snake = await new_game(make_game, "snake")
-    at = timezone.now() - dt.timedelta(days=3)
+    at = clock_now() - dt.timedelta(days=3)
     await fill(tetris, at, {"alice": 1})
     await fill(snake, at, {"alice": 1})
-    await archive_period(tetris, "daily", periods.current("daily", "UTC", at).id, force=True, now=at)
+    with clock_at(at):
+        await archive_period(tetris, "daily", periods.current("daily", "UTC", at).id, force=True)
     await archive_period(snake, "daily", periods.current("daily", "UTC", at).id)
 
     response = await aclient.get("/api/v1/games/tetris/periods")

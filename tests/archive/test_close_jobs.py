@@ -14,10 +14,12 @@ from django.urls import reverse
 
 from archive import services
 from archive.models import ArchivedPeriod, ArchivedStanding
-from games import keys, periods
-from leaderboard_site import redis as site_redis
-from leaderboard_site.redis import get_redis, run_sync
+from core import keys
+from core import redis as site_redis
+from core.redis import get_redis, run_sync
+from games import periods
 from tests.archive.close_helpers import archived_rows, at, board_key, live_rows, ms, pttl, submit_all, zscores
+from tests.conftest import clock_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -40,7 +42,8 @@ def due_jobs() -> dict[str, float]:
 
 
 def claim(now: dt.datetime, limit: int = 10) -> list[services.ClaimedJob]:
-    return run_sync(lambda: services.close_jobs_claim(slug="tetris", now=now, limit=limit))
+    with clock_at(now):
+        return run_sync(lambda: services.close_jobs_claim(slug="tetris", limit=limit))
 
 
 def lose_board(game) -> str:
@@ -86,10 +89,11 @@ def test_it_hands_each_job_to_one_of_two_claims_made_at_once(game):
     now = at("2026-11-02T00:00:00+00:00")
 
     async def both() -> list[list[services.ClaimedJob]]:
-        return await asyncio.gather(
-            services.close_jobs_claim(slug="tetris", now=now, limit=15),
-            services.close_jobs_claim(slug="tetris", now=now, limit=15),
-        )
+        with clock_at(now):
+            return await asyncio.gather(
+                services.close_jobs_claim(slug="tetris", limit=15),
+                services.close_jobs_claim(slug="tetris", limit=15),
+            )
 
     first, second = run_sync(both)
 
@@ -99,15 +103,16 @@ def test_it_hands_each_job_to_one_of_two_claims_made_at_once(game):
     assert due_jobs() == {}
 
 
-def test_it_archives_once_when_two_workers_run_at_once(game):
+def test_it_archives_once_when_two_workers_run_at_once(game, clock):
     submit_all(game, [(f"p{i}", i, None) for i in range(50)], DURING)
     expected = live_rows(game, "daily", DAY, DUE)
+    clock.set(DUE)  # both workers' clock
     results: list[int] = []
     start = threading.Barrier(2)
 
     def worker(name: str) -> None:
         start.wait()
-        results.append(services.close_jobs_run(now=DUE, worker=name))
+        results.append(services.close_jobs_run(worker=name))
 
     threads = [threading.Thread(target=worker, args=(f"w{i}",)) for i in range(2)]
     for thread in threads:
@@ -129,10 +134,12 @@ def test_it_reaps_an_expired_claim_and_then_archives_the_job(game):
     [claimed] = claim(DUE)  # a worker that dies without acking
     visibility = dt.timedelta(seconds=services.CLOSE_JOB_VISIBILITY_SECS)
 
-    assert services.close_jobs_run(now=DUE + visibility - SECOND) == 0  # still claimed
+    with clock_at(DUE + visibility - SECOND):
+        assert services.close_jobs_run() == 0  # still claimed
     assert not ArchivedPeriod.objects.exists()
     # The dead worker's late ack (or failure) cannot touch a claim it no longer holds.
-    assert services.close_jobs_run(now=DUE + visibility) == 1
+    with clock_at(DUE + visibility):
+        assert services.close_jobs_run() == 1
 
     assert ArchivedPeriod.objects.get().status == "complete"
     assert not run_sync(lambda: services._ack("tetris", JOB, claimed.token))
@@ -147,25 +154,29 @@ def test_it_dead_letters_a_job_whose_claims_keep_expiring(game):
     for _ in range(services.CLOSE_JOB_MAX_ATTEMPTS):
         assert [c.job for c in claim(now)] == [JOB]
         now += visibility
-        run_sync(lambda n=now: services.close_jobs_reap(slug="tetris", now=n))
+        with clock_at(now):
+            run_sync(lambda: services.close_jobs_reap(slug="tetris"))
 
     assert zscores(keys.close_dead("tetris")) == {JOB: ms(now)}
     [dead] = services.close_jobs_dead(game=game)
     assert (dead.attempts, dead.error) == (5, "its claim expired: the worker died or hung")
 
 
-def test_it_retries_with_exponential_backoff_then_dead_letters_and_admin_retries(game, admin_client):
+def test_it_retries_with_exponential_backoff_then_dead_letters_and_admin_retries(game, admin_client, clock):
     submit_all(game, [("a", 7, "Ada")], DURING)
     key = lose_board(game)
     now = DUE
     for attempt, backoff_secs in enumerate([30, 60, 120, 240], start=1):
-        assert services.close_jobs_run(now=now) == 0
+        with clock_at(now):
+            assert services.close_jobs_run() == 0
         retry_at = now + dt.timedelta(seconds=backoff_secs)
         assert due_jobs()[JOB] == ms(retry_at)
         assert run_sync(lambda: get_redis().hget(keys.close_attempts("tetris"), JOB)) == str(attempt)
-        assert services.close_jobs_run(now=retry_at - dt.timedelta(milliseconds=1)) == 0  # not before
+        with clock_at(retry_at - dt.timedelta(milliseconds=1)):
+            assert services.close_jobs_run() == 0  # not before
         now = retry_at
-    assert services.close_jobs_run(now=now) == 0
+    with clock_at(now):
+        assert services.close_jobs_run() == 0
 
     assert JOB not in due_jobs() and zscores(keys.close_dead("tetris")) == {JOB: ms(now)}
     assert not ArchivedPeriod.objects.exists()  # the missing board wrote nothing
@@ -173,19 +184,22 @@ def test_it_retries_with_exponential_backoff_then_dead_letters_and_admin_retries
     assert JOB in page and "No daily board 2026-11-20 is in Redis" in page and "1 dead" in page
 
     run_sync(lambda: get_redis().rename("test:lost-board", key))  # Redis data restored
+    clock.set(now)
     response = admin_client.post(reverse("admin:archive_close_jobs"), {"game": game.pk, "job": JOB}, follow=True)
     assert f"Close job {JOB} of tetris is due again" in response.content.decode()
     assert JOB in due_jobs() and zscores(keys.close_dead("tetris")) == {}
 
-    # Due at once (the retry used the real clock; on a later real date the week and month are due too).
-    assert services.close_jobs_run(now=dt.datetime.now(dt.UTC) + SECOND) >= 1
+    # Due at once.
+    with clock_at(now + SECOND):
+        assert services.close_jobs_run() == 1
     assert archived_rows(ArchivedPeriod.objects.get(period="daily")) == [(1, "a", "Ada", 7)]
     assert run_sync(lambda: get_redis().hgetall(keys.close_errors("tetris"))) == {}
 
 
 def test_the_admin_lists_archives_and_their_standings_read_only(game, admin_client):
     submit_all(game, [("a", 7, "<b>Ada</b>"), ("b", 3, None)], DURING)
-    services.close_jobs_run(now=DUE)
+    with clock_at(DUE):
+        services.close_jobs_run()
     archived = ArchivedPeriod.objects.get()
 
     listing = admin_client.get(reverse("admin:archive_archivedperiod_changelist"), {"status__exact": "complete"})
@@ -225,20 +239,24 @@ def test_the_admin_shows_redis_being_down_as_a_message(game, admin_client, monke
 def test_catch_up_schedules_boards_without_a_job_and_ignores_complete_archives(game):
     submit_all(game, [("a", 1, None)], DURING)
     submit_all(game, [("a", 1, None)], at("2026-11-19T12:00:00+00:00"))
-    assert services.close_jobs_run(now=at("2026-11-20T00:02:00+00:00")) == 1  # the 19th is archived
+    with clock_at(at("2026-11-20T00:02:00+00:00")):
+        assert services.close_jobs_run() == 1  # the 19th is archived
     expected = due_jobs()
     assert expected.keys() == {JOB, "weekly:2026-W47", "monthly:2026-11"}
     run_sync(lambda: get_redis().delete(keys.close_jobs("tetris")))  # a restore without the job ZSETs
 
-    assert services.close_jobs_catch_up(now=DUE) == 3
+    with clock_at(DUE):
+        assert services.close_jobs_catch_up() == 3
     assert due_jobs() == expected
-    assert services.close_jobs_catch_up(now=DUE) == 0
+    with clock_at(DUE):
+        assert services.close_jobs_catch_up() == 0
 
     # Claimed and dead jobs are left where they are.
     assert [c.job for c in claim(DUE, limit=1)] == [JOB]
     run_sync(lambda: get_redis().zadd(keys.close_dead("tetris"), {"weekly:2026-W47": 1}))
     run_sync(lambda: get_redis().zrem(keys.close_jobs("tetris"), "weekly:2026-W47"))
-    assert services.close_jobs_catch_up(now=DUE) == 0
+    with clock_at(DUE):
+        assert services.close_jobs_catch_up() == 0
     assert due_jobs().keys() == {"monthly:2026-11"}
 
 
@@ -246,20 +264,25 @@ def test_catch_up_finds_boards_by_scanning_when_the_index_is_gone_too(game):
     submit_all(game, [("a", 1, None)], DURING)
     run_sync(lambda: get_redis().delete(keys.close_jobs("tetris"), keys.boards_index("tetris")))
 
-    assert services.close_jobs_catch_up(now=DUE) == 3
-    assert services.close_jobs_run(now=DUE) == 1
+    with clock_at(DUE):
+        assert services.close_jobs_catch_up() == 3
+    with clock_at(DUE):
+        assert services.close_jobs_run() == 1
     assert ArchivedPeriod.objects.get().total == 1
 
 
 def test_catch_up_reschedules_a_complete_archive_whose_board_never_got_its_expiry(game):
     submit_all(game, [("a", 1, None)], DURING)
-    services.close_jobs_run(now=DUE)
+    with clock_at(DUE):
+        services.close_jobs_run()
     key = board_key(game, "daily", DAY)
     run_sync(lambda: get_redis().persist(key))  # the process died between completion and the expiry
     run_sync(lambda: get_redis().zadd(keys.boards_index("tetris"), {key: "+inf"}))
 
-    assert services.close_jobs_catch_up(now=DUE) == 1
-    assert services.close_jobs_run(now=DUE) == 1
+    with clock_at(DUE):
+        assert services.close_jobs_catch_up() == 1
+    with clock_at(DUE):
+        assert services.close_jobs_run() == 1
 
     assert pttl(key) > 0
     assert ArchivedPeriod.objects.get().status == "complete"
@@ -270,14 +293,14 @@ def test_it_sets_the_expiry_only_once_the_archive_is_complete(game):
     key = board_key(game, "daily", DAY)
     observed: list[int] = []
 
-    services.period_archive(
-        game=game,
-        period="daily",
-        period_id=DAY,
-        chunk_size=1,
-        now=DUE,
-        after_chunk=lambda i: observed.append(pttl(key)),
-    )
+    with clock_at(DUE):
+        services.period_archive(
+            game=game,
+            period="daily",
+            period_id=DAY,
+            chunk_size=1,
+            after_chunk=lambda i: observed.append(pttl(key)),
+        )
 
     assert observed == [-1, -1, -1]
     assert pttl(key) > 0

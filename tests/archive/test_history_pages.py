@@ -6,18 +6,18 @@ import datetime as dt
 import re
 
 import pytest
-from django.utils import timezone
 
 from archive import views as archive_views
+from core.clock import now as clock_now
 from games import periods
 from tests.archive.test_archived_reads import archive_period, fill, new_game
-from tests.games.test_pages import XSS_NAME, board_rows, text
+from tests.live.test_pages import XSS_NAME, board_rows, text
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def day_of(days_ago: int) -> tuple[dt.datetime, str]:
-    at = timezone.now() - dt.timedelta(days=days_ago)
+    at = clock_now() - dt.timedelta(days=days_ago)
     return at, periods.current("daily", "UTC", at).id
 
 
@@ -42,7 +42,7 @@ async def archived_days(game, days_ago: list[int], scores: dict[str, int] | None
 async def test_it_lists_past_periods_newest_first_with_their_winner(make_game, aclient):
     game = await new_game(make_game)
     days = await archived_days(game, [3, 1, 2])
-    week_at = timezone.now() - dt.timedelta(days=21)
+    week_at = clock_now() - dt.timedelta(days=21)
     await fill(game, week_at, {"carol": 50}, names={"carol": "Carol C"})
     week = periods.current("weekly", "UTC", week_at).id
     await archive_period(game, "weekly", week)
@@ -66,7 +66,7 @@ async def test_it_lists_past_periods_newest_first_with_their_winner(make_game, a
 async def test_it_filters_the_history_by_period_kind(make_game, aclient):
     game = await new_game(make_game)
     days = await archived_days(game, [1, 2])
-    week_at = timezone.now() - dt.timedelta(days=21)
+    week_at = clock_now() - dt.timedelta(days=21)
     await fill(game, week_at, {"carol": 50})
     await archive_period(game, "weekly", periods.current("weekly", "UTC", week_at).id)
 
@@ -175,7 +175,7 @@ async def test_it_answers_an_unarchived_period_with_a_404_page(make_game, aclien
     game = await new_game(make_game)
     at, day = day_of(2)
     await fill(game, at, {"alice": 1})
-    today = periods.current("daily", "UTC", timezone.now()).id
+    today = periods.current("daily", "UTC", clock_now()).id
     path = {
         "not archived": f"/games/tetris/history/daily/{day}/",
         "snapshot": f"/games/tetris/history/daily/{day}/",
@@ -241,7 +241,7 @@ async def test_it_shows_the_players_placement_history_with_a_chart(make_game, ac
         at, days[n] = day_of(n)
         await fill(game, at, scores)
         await archive_period(game, "daily", days[n])
-    await fill(game, timezone.now(), {"alice": 1})
+    await fill(game, clock_now(), {"alice": 1})
 
     response = await aclient.get("/games/tetris/players/alice/")
 
@@ -264,7 +264,7 @@ async def test_it_shows_the_players_placement_history_with_a_chart(make_game, ac
 async def test_it_shows_the_placements_of_the_shown_period_kind(make_game, aclient):
     game = await new_game(make_game)
     await archived_days(game, [2, 3])
-    week_at = timezone.now() - dt.timedelta(days=21)
+    week_at = clock_now() - dt.timedelta(days=21)
     await fill(game, week_at, {"alice": 1})
     await archive_period(game, "weekly", periods.current("weekly", "UTC", week_at).id)
 
@@ -279,7 +279,7 @@ async def test_it_shows_the_placements_of_the_shown_period_kind(make_game, aclie
 
 async def test_it_says_when_a_player_has_no_placement_history(make_game, aclient):
     game = await new_game(make_game)
-    await fill(game, timezone.now(), {"alice": 1})
+    await fill(game, clock_now(), {"alice": 1})
 
     response = await aclient.get("/games/tetris/players/alice/")
 

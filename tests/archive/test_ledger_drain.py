@@ -9,11 +9,13 @@ import pytest
 
 from archive import ledger
 from archive.models import ScoreEvent
-from games import keys, services
-from games.config import GameConfig
-from games.errors import ServiceError
-from games.models import MAX_SAFE_SCORE, Game
-from leaderboard_site.redis import get_redis, run_sync
+from core import keys
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.models import MAX_SAFE_SCORE, Game
+from core.redis import get_redis, run_sync
+from games import services
+from tests.conftest import clock_at
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +35,8 @@ def submit(game: Game, player_id: str, score: int, name: str | None = None, **kw
 
 def submit_many(game: Game, items: list[services.Submission], now: dt.datetime = NOW) -> list:
     config = config_of(game)
-    return run_sync(lambda: services.score_submit_many(game=config, items=items, now=now))
+    with clock_at(now):
+        return run_sync(lambda: services.score_submit_many(game=config, items=items))
 
 
 def stream(slug: str = "tetris") -> list[tuple[str, dict[str, str]]]:
@@ -85,8 +88,10 @@ def test_it_copies_every_applied_submission_in_stream_order(make_game):
         "last": make_game("last", mode="latest", max_submissions_per_minute=0),
     }
     for game in games.values():
-        submit(game, "a", 5, "Ann", now=NOW)
-        submit(game, "b", -3, now=NOW + dt.timedelta(seconds=1))
+        with clock_at(NOW):
+            submit(game, "a", 5, "Ann")
+        with clock_at(NOW + dt.timedelta(seconds=1)):
+            submit(game, "b", -3)
         submit_many(
             game,
             [services.Submission("c", 7, "Cy"), services.Submission("a", 2), services.Submission("a", 9, "")],

@@ -16,9 +16,11 @@ from django.conf import settings
 
 from archive import services
 from archive.models import ArchivedPeriod
-from games import keys, periods
-from leaderboard_site.redis import get_redis, run_sync
+from core import keys
+from core.redis import get_redis, run_sync
+from games import periods
 from tests.archive.close_helpers import archived_rows, at, ms, submit_all, zscores
+from tests.conftest import clock_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -79,9 +81,11 @@ def test_it_rolls_over_at_the_boundary_and_closes_the_earlier_period(make_game, 
     assert due[f"{kind}:{old_id}"] == ms(end + GRACE)
     assert due[f"{kind}:{new_id}"] == periods.parse(kind, new_id, tz).ends_at_ms + settings.ARCHIVE_GRACE_SECS * 1000
 
-    services.close_jobs_run(now=end + GRACE - MS)
+    with clock_at(end + GRACE - MS):
+        services.close_jobs_run()
     assert not ArchivedPeriod.objects.filter(period=kind, period_id=old_id).exists()
-    services.close_jobs_run(now=end + GRACE)
+    with clock_at(end + GRACE):
+        services.close_jobs_run()
 
     archived = ArchivedPeriod.objects.get(period=kind, period_id=old_id)
     old = periods.parse(kind, old_id, tz)

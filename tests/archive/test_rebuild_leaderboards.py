@@ -24,12 +24,15 @@ from hypothesis import strategies as st
 
 from archive import ledger, services
 from archive.models import ArchivedPeriod, ScoreEvent
-from games import keys, periods
+from core import keys
+from core.clock import now as clock_now
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.models import Game, Player
+from core.redis import get_redis, run_sync
+from games import periods
 from games import services as game_services
-from games.config import GameConfig
-from games.errors import ServiceError
-from games.models import Game, Player
-from leaderboard_site.redis import get_redis, run_sync
+from tests.conftest import clock_at
 
 pytestmark = pytest.mark.django_db
 
@@ -45,9 +48,8 @@ def config_of(game: Game) -> GameConfig:
 
 def submit(game: Game, player_id: str, score: int, now: dt.datetime, name: str | None = None) -> None:
     config = config_of(game)
-    run_sync(
-        lambda: game_services.score_submit(game=config, player_id=player_id, score=score, display_name=name, now=now)
-    )
+    with clock_at(now):
+        run_sync(lambda: game_services.score_submit(game=config, player_id=player_id, score=score, display_name=name))
 
 
 def flush() -> None:
@@ -116,13 +118,14 @@ def run_operations(game: Game, operations: list[tuple]) -> dt.datetime:
                 submit(game, operation[1], operation[2], now, operation[3])
             elif kind == "batch":
                 items = [game_services.Submission(p, s, n) for p, s, n in operation[1]]
-                run_sync(
-                    lambda items=items, now=now: game_services.score_submit_many(game=config, items=items, now=now)
-                )
+                with clock_at(now):
+                    run_sync(lambda items=items, now=now: game_services.score_submit_many(game=config, items=items))
             elif kind == "hide":
-                game_services.player_set_hidden(game=game, player_id=operation[1], hidden=operation[2], now=now)
+                with clock_at(now):
+                    game_services.player_set_hidden(game=game, player_id=operation[1], hidden=operation[2])
             else:
-                ledger.score_correct(game=game, player_id=operation[1], value=operation[2], now=now)
+                with clock_at(now):
+                    ledger.score_correct(game=game, player_id=operation[1], value=operation[2])
         except ServiceError:
             pass  # refused (hidden, unknown, zero, overflow): nothing changed, nothing in the ledger
     return now
@@ -141,7 +144,8 @@ def test_it_rebuilds_identical_boards_from_the_ledger(make_game, mode, order, op
     before = snapshot(game.slug)
     note(f"before: {before}")
 
-    report = ledger.leaderboards_rebuild(game=game, now=end)
+    with clock_at(end):
+        report = ledger.leaderboards_rebuild(game=game)
     assert snapshot(game.slug) == before
     assert report.boards == len(board_keys(before)) + sum(
         1 for k in before if k.endswith(":hidden") and k.removesuffix(":hidden") not in before
@@ -150,7 +154,8 @@ def test_it_rebuilds_identical_boards_from_the_ledger(make_game, mode, order, op
 
     # Redis lost everything: the ledger table alone brings it all back.
     flush()
-    ledger.leaderboards_rebuild(game=game, now=end)
+    with clock_at(end):
+        ledger.leaderboards_rebuild(game=game)
     assert snapshot(game.slug) == before
 
 
@@ -172,7 +177,8 @@ def test_it_replays_each_score_into_its_periods_across_a_dst_change(make_game):
         submit(game, "a", 10**i, dt.datetime.fromisoformat(moment))
     before = snapshot("tetris")
     lose_redis()
-    ledger.leaderboards_rebuild(game=game, now=dt.datetime(2026, 11, 1, 12, tzinfo=dt.UTC))
+    with clock_at(dt.datetime(2026, 11, 1, 12, tzinfo=dt.UTC)):
+        ledger.leaderboards_rebuild(game=game)
     after = snapshot("tetris")
     assert after == before
     expected: dict[str, int] = {}
@@ -205,7 +211,7 @@ def after_the_first_replay(monkeypatch, land: Callable[[], None]) -> None:
 
 def test_it_replays_scores_that_land_while_it_runs(make_game, monkeypatch):
     game = make_game("tetris", mode="increment", max_submissions_per_minute=0)
-    now = dt.datetime.now(dt.UTC)
+    now = clock_now()
     for i in range(30):
         submit(game, f"p{i % 7}", i, now)
 
@@ -216,7 +222,8 @@ def test_it_replays_scores_that_land_while_it_runs(make_game, monkeypatch):
         submit(game, "later", 5, now + dt.timedelta(days=1))
 
     after_the_first_replay(monkeypatch, meanwhile)
-    report = ledger.leaderboards_rebuild(game=game, now=now)
+    with clock_at(now):
+        report = ledger.leaderboards_rebuild(game=game)
     assert report.swap_attempts == 2
     state = snapshot("tetris")
     daily = keys.board("tetris", "daily", periods.current("daily", "UTC", now).id)
@@ -225,20 +232,21 @@ def test_it_replays_scores_that_land_while_it_runs(make_game, monkeypatch):
     assert state[tomorrow][0] == [("later", -5.0)]
     assert state["names"]["late"] == "Late"
     # And the rebuilt state is what the ledger says: a second rebuild changes nothing.
-    ledger.leaderboards_rebuild(game=game, now=now)
+    with clock_at(now):
+        ledger.leaderboards_rebuild(game=game)
     assert snapshot("tetris") == state
 
 
 def test_it_gives_up_without_touching_the_boards_when_scores_never_stop(make_game, monkeypatch):
     game = make_game("tetris", mode="increment", max_submissions_per_minute=0)
-    now = dt.datetime.now(dt.UTC)
+    now = clock_now()
     submit(game, "a", 1, now)
     monkeypatch.setattr(ledger, "REBUILD_SWAP_ATTEMPTS", 1)
     before = snapshot("tetris")
     after_the_first_replay(monkeypatch, lambda: submit(game, "b", 2, now))
 
-    with pytest.raises(ServiceError) as raised:
-        ledger.leaderboards_rebuild(game=game, now=now)
+    with pytest.raises(ServiceError) as raised, clock_at(now):
+        ledger.leaderboards_rebuild(game=game)
     assert raised.value.code == "rebuild_busy"
     after = snapshot("tetris")  # also fails on a leftover temporary key
     daily = keys.board("tetris", "daily", periods.current("daily", "UTC", now).id)
@@ -251,35 +259,37 @@ def test_it_gives_up_without_touching_the_boards_when_scores_never_stop(make_gam
 
 def test_it_leaves_a_board_without_events_as_it_was(make_game):
     game = make_game("tetris", max_submissions_per_minute=0)
-    now = dt.datetime.now(dt.UTC)
+    now = clock_now()
     submit(game, "a", 1, now)
     # Written before the ledger existed: nothing could rebuild it.
     old = keys.board("tetris", "daily", "2020-01-01")
     run_sync(lambda: get_redis().zadd(old, {"x": -5}))
     run_sync(lambda: get_redis().zadd(keys.boards_index("tetris"), {old: float("inf")}))
     before = snapshot("tetris")
-    report = ledger.leaderboards_rebuild(game=game, now=now)
+    with clock_at(now):
+        report = ledger.leaderboards_rebuild(game=game)
     assert report.kept == [old]
     assert snapshot("tetris") == before
 
 
 def test_it_keeps_archived_boards_out_of_redis_once_gone_and_their_retention_while_kept(make_game):
     game = make_game("tetris", mode="increment", max_submissions_per_minute=0)
-    # Real time: the retention expiry is set relative to Redis' clock.
-    today = dt.datetime.now(dt.UTC)
+    today = clock_now()
     yesterday = today - dt.timedelta(days=1)
     day_before = periods.current("daily", "UTC", yesterday).id
     submit(game, "a", 3, yesterday)
     submit(game, "b", 4, yesterday)
     submit(game, "a", 5, today)
-    archived = services.period_archive(game=game, period="daily", period_id=day_before, now=today)
+    with clock_at(today):
+        archived = services.period_archive(game=game, period="daily", period_id=day_before)
     assert archived.status == ArchivedPeriod.Status.COMPLETE
     old = keys.board("tetris", "daily", day_before)
 
     # Still kept in Redis (retention): rebuilt, with its expiry.
     before = snapshot("tetris")
     assert before[old][1] is True
-    ledger.leaderboards_rebuild(game=game, now=today)
+    with clock_at(today):
+        ledger.leaderboards_rebuild(game=game)
     after = snapshot("tetris")
     assert after == before
     expires_at = dict(after["index"])[old]
@@ -287,7 +297,8 @@ def test_it_keeps_archived_boards_out_of_redis_once_gone_and_their_retention_whi
 
     # Redis lost everything: the archived day stays in the database, the rest comes back.
     lose_redis()
-    report = ledger.leaderboards_rebuild(game=game, now=today)
+    with clock_at(today):
+        report = ledger.leaderboards_rebuild(game=game)
     state = snapshot("tetris")
     assert old not in state
     assert keys.board("tetris", "daily", periods.current("daily", "UTC", today).id) in state
@@ -301,7 +312,8 @@ def test_it_schedules_the_close_jobs_of_finished_periods_not_yet_archived(make_g
     yesterday = dt.datetime(2026, 11, 21, 12, tzinfo=dt.UTC)
     submit(game, "a", 3, yesterday)
     lose_redis()
-    ledger.leaderboards_rebuild(game=game, now=yesterday + dt.timedelta(days=1))
+    with clock_at(yesterday + dt.timedelta(days=1)):
+        ledger.leaderboards_rebuild(game=game)
     jobs = dict(snapshot("tetris")["close jobs"])
     daily = periods.parse("daily", "2026-11-21", "UTC")
     assert jobs["daily:2026-11-21"] == daily.ends_at_ms + settings.ARCHIVE_GRACE_SECS * 1000
@@ -310,35 +322,39 @@ def test_it_schedules_the_close_jobs_of_finished_periods_not_yet_archived(make_g
 
 def test_it_restores_hidden_players_into_stashes_after_a_data_loss(make_game):
     game = make_game("tetris", max_submissions_per_minute=0)
-    now = dt.datetime.now(dt.UTC)
+    now = clock_now()
     submit(game, "a", 3, now, "Ann")
     submit(game, "b", 4, now)
-    game_services.player_set_hidden(game=game, player_id="a", hidden=True, now=now)
+    with clock_at(now):
+        game_services.player_set_hidden(game=game, player_id="a", hidden=True)
     before = snapshot("tetris")
     lose_redis()
-    report = ledger.leaderboards_rebuild(game=game, now=now)
+    with clock_at(now):
+        report = ledger.leaderboards_rebuild(game=game)
     assert snapshot("tetris") == before
     assert report.stashed == 4
     assert report.names_restored == 2
     # Unhidden, they come back with their scores.
-    game_services.player_set_hidden(game=game, player_id="a", hidden=False, now=now)
+    with clock_at(now):
+        game_services.player_set_hidden(game=game, player_id="a", hidden=False)
     daily = keys.board("tetris", "daily", periods.current("daily", "UTC", now).id)
     assert snapshot("tetris")[daily][0] == [("b", -4.0), ("a", -3.0)]
 
 
 def test_it_keeps_a_name_redis_holds_over_the_ledger(make_game):
     game = make_game("tetris", max_submissions_per_minute=0)
-    now = dt.datetime.now(dt.UTC)
+    now = clock_now()
     submit(game, "a", 3, now, "Ann")
     game_services.players_sync_pending()
     game_services.player_rename(player=Player.objects.get(player_id="a"), display_name="Annie")
-    ledger.leaderboards_rebuild(game=game, now=now)
+    with clock_at(now):
+        ledger.leaderboards_rebuild(game=game)
     assert snapshot("tetris")["names"] == {"a": "Annie"}
 
 
 def test_it_restores_names_from_player_rows_and_the_ledger_after_a_data_loss(make_game):
     game = make_game("tetris", max_submissions_per_minute=0)
-    now = dt.datetime.now(dt.UTC)
+    now = clock_now()
     submit(game, "a", 3, now, "Ann")
     submit(game, "b", 4, now, "Bo")
     game_services.players_sync_pending()
@@ -347,9 +363,11 @@ def test_it_restores_names_from_player_rows_and_the_ledger_after_a_data_loss(mak
     submit(game, "b", 5, now)  # no name: 'Bo' stays
     submit(game, "c", 6, now, "Cy")
     # Hidden before the player sync saw them: their row is named after their id.
-    game_services.player_set_hidden(game=game, player_id="c", hidden=True, now=now)
+    with clock_at(now):
+        game_services.player_set_hidden(game=game, player_id="c", hidden=True)
     lose_redis()
-    report = ledger.leaderboards_rebuild(game=game, now=now)
+    with clock_at(now):
+        report = ledger.leaderboards_rebuild(game=game)
     assert snapshot("tetris")["names"] == {"a": "Annie", "b": "Bo", "c": "Cy"}
     assert report.names_restored == 3
     # Only the row that lacks its name is marked for the player sync, which then fixes it.
@@ -369,12 +387,13 @@ def command(*args: str) -> tuple[str, str]:
 
 
 def test_the_command_rebuilds_every_game_and_reports(make_game):
-    now = dt.datetime.now(dt.UTC)
+    now = clock_now()
     tetris = make_game("tetris", max_submissions_per_minute=0)
     make_game("chess", max_submissions_per_minute=0)
     for i in range(3):
         submit(tetris, f"p{i}", i, now)
-    game_services.player_set_hidden(game=tetris, player_id="p0", hidden=True, now=now)
+    with clock_at(now):
+        game_services.player_set_hidden(game=tetris, player_id="p0", hidden=True)
     before = snapshot("tetris")
     lose_redis()
     out, err = command()
@@ -387,7 +406,7 @@ def test_the_command_rebuilds_every_game_and_reports(make_game):
 
 
 def test_the_command_rebuilds_one_game_and_refuses_an_unknown_one(make_game):
-    now = dt.datetime.now(dt.UTC)
+    now = clock_now()
     submit(make_game("tetris", max_submissions_per_minute=0), "a", 1, now)
     out, _ = command("--game", "tetris")
     assert out == "tetris: 4 boards rebuilt from 1 event.\n"

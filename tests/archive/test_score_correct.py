@@ -11,12 +11,15 @@ from django.urls import reverse
 
 from archive import ledger
 from archive.models import ScoreEvent
-from games import keys, periods, services
-from games.config import GameConfig
-from games.errors import ServiceError
-from games.models import MAX_SAFE_SCORE, Game
-from leaderboard_site import redis as site_redis
-from leaderboard_site.redis import get_redis, run_sync
+from core import keys
+from core import redis as site_redis
+from core.clock import now as clock_now
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.models import MAX_SAFE_SCORE, Game
+from core.redis import get_redis, run_sync
+from games import periods, services
+from tests.conftest import clock_at
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +33,8 @@ def config_of(game: Game) -> GameConfig:
 
 def submit(game: Game, player_id: str, score: int, now: dt.datetime = NOW, name: str | None = None) -> None:
     config = config_of(game)
-    run_sync(lambda: services.score_submit(game=config, player_id=player_id, score=score, display_name=name, now=now))
+    with clock_at(now):
+        run_sync(lambda: services.score_submit(game=config, player_id=player_id, score=score, display_name=name))
 
 
 def score(game: Game, player_id: str, period: str = "daily", now: dt.datetime = NOW) -> int | None:
@@ -59,20 +63,23 @@ def test_it_adds_a_signed_amount_in_increment_games(make_game, order):
     game = make_game("tetris", mode="increment", order=order, max_submissions_per_minute=0)
     submit(game, "a", 10)
     submit(game, "b", 8)
-    corrected = ledger.score_correct(game=game, player_id="a", value=-3, reason="double-counted level", now=NOW)
+    with clock_at(NOW):
+        corrected = ledger.score_correct(game=game, player_id="a", value=-3, reason="double-counted level")
     for kind in periods.PERIODS:
         assert score(game, "a", kind) == 7
         assert corrected.periods[kind].score == 7
     # Higher is better: b (8) passes a (7); lower is better: a stays ahead.
     assert corrected.periods["daily"].rank == (2 if order == "desc" else 1)
-    ledger.score_correct(game=game, player_id="a", value=5, now=NOW)
+    with clock_at(NOW):
+        ledger.score_correct(game=game, player_id="a", value=5)
     assert score(game, "a", "all-time") == 12
 
 
 def test_it_sets_the_score_in_best_games_even_below_the_best(make_game):
     game = make_game("tetris", mode="best", max_submissions_per_minute=0)
     submit(game, "a", 50)
-    ledger.score_correct(game=game, player_id="a", value=20, now=NOW)
+    with clock_at(NOW):
+        ledger.score_correct(game=game, player_id="a", value=20)
     assert score(game, "a") == 20
     assert score(game, "a", "all-time") == 20
     # Later submissions compete with the corrected score.
@@ -85,7 +92,8 @@ def test_it_sets_the_score_in_best_games_even_below_the_best(make_game):
 def test_it_sets_the_score_in_latest_games(make_game):
     game = make_game("tetris", mode="latest", order="asc", max_submissions_per_minute=0)
     submit(game, "a", 50)
-    ledger.score_correct(game=GameConfig.from_model(game, "0"), player_id="a", value=70, now=NOW)
+    with clock_at(NOW):
+        ledger.score_correct(game=GameConfig.from_model(game, "0"), player_id="a", value=70)
     assert score(game, "a") == 70
 
 
@@ -94,7 +102,8 @@ def test_it_appends_a_correction_to_the_ledger_and_marks_the_boards(make_game):
     submit(game, "a", 10, name="Ann")
     run_sync(lambda: get_redis().delete(keys.dirty("tetris")))
     later = NOW + dt.timedelta(minutes=5)
-    ledger.score_correct(game=game, player_id="a", value=-4, reason="cheat", now=later)
+    with clock_at(later):
+        ledger.score_correct(game=game, player_id="a", value=-4, reason="cheat")
     event_id, fields = stream()[-1]
     assert fields == {
         "k": "correction",
@@ -118,7 +127,8 @@ def test_it_schedules_the_close_job_of_a_board_it_starts(make_game):
     game = make_game("tetris", mode="increment", max_submissions_per_minute=0)
     submit(game, "a", 10)
     tomorrow = NOW + dt.timedelta(days=1)
-    ledger.score_correct(game=game, player_id="a", value=2, now=tomorrow)
+    with clock_at(tomorrow):
+        ledger.score_correct(game=game, player_id="a", value=2)
     assert score(game, "a", now=tomorrow) == 2
     daily = periods.current("daily", "UTC", tomorrow)
     due = run_sync(lambda: get_redis().zscore(keys.close_jobs("tetris"), f"daily:{daily.id}"))
@@ -147,8 +157,8 @@ def test_it_refuses_bad_input_and_changes_nothing(make_game, mode, player_id, va
     game = make_game("tetris", mode=mode, min_score=0, max_score=1000, max_submissions_per_minute=0)
     submit(game, "a", 10)
     before = (boards(game), stream())
-    with pytest.raises(ServiceError) as raised:
-        ledger.score_correct(game=game, player_id=player_id, value=value, reason=reason, now=NOW)
+    with pytest.raises(ServiceError) as raised, clock_at(NOW):
+        ledger.score_correct(game=game, player_id=player_id, value=value, reason=reason)
     assert (raised.value.status, raised.value.code, raised.value.field) == (status, code, field)
     assert (boards(game), stream()) == before
 
@@ -156,14 +166,17 @@ def test_it_refuses_bad_input_and_changes_nothing(make_game, mode, player_id, va
 def test_it_refuses_a_hidden_player(make_game):
     game = make_game("tetris", mode="increment", max_submissions_per_minute=0)
     submit(game, "a", 10)
-    services.player_set_hidden(game=game, player_id="a", hidden=True, now=NOW)
+    with clock_at(NOW):
+        services.player_set_hidden(game=game, player_id="a", hidden=True)
     before = stream()
-    with pytest.raises(ServiceError) as raised:
-        ledger.score_correct(game=game, player_id="a", value=1, now=NOW)
+    with pytest.raises(ServiceError) as raised, clock_at(NOW):
+        ledger.score_correct(game=game, player_id="a", value=1)
     assert (raised.value.status, raised.value.code) == (403, "player_hidden")
     assert stream() == before
-    services.player_set_hidden(game=game, player_id="a", hidden=False, now=NOW)
-    ledger.score_correct(game=game, player_id="a", value=1, now=NOW)
+    with clock_at(NOW):
+        services.player_set_hidden(game=game, player_id="a", hidden=False)
+    with clock_at(NOW):
+        ledger.score_correct(game=game, player_id="a", value=1)
     assert score(game, "a") == 11
 
 
@@ -175,12 +188,12 @@ CORRECT_URL = "admin:archive_scoreevent_correct"
 @pytest.fixture
 def increment_game(make_game) -> Game:
     game = make_game("tetris", mode="increment", max_submissions_per_minute=0)
-    submit(game, "a", 10, now=dt.datetime.now(dt.UTC))
+    submit(game, "a", 10, now=clock_now())
     return game
 
 
 def current_score(game: Game, player_id: str = "a") -> int | None:
-    return score(game, player_id, now=dt.datetime.now(dt.UTC))
+    return score(game, player_id, now=clock_now())
 
 
 def test_it_links_the_form_from_the_events_list_and_shows_it(admin_client, increment_game):
@@ -227,8 +240,8 @@ def test_it_shows_what_is_wrong_with_a_correction_and_changes_nothing(admin_clie
 
 
 def test_it_opens_the_form_for_the_player_of_selected_events(admin_client, increment_game):
-    submit(increment_game, "a", 1, now=dt.datetime.now(dt.UTC))
-    submit(increment_game, "b", 1, now=dt.datetime.now(dt.UTC))
+    submit(increment_game, "a", 1, now=clock_now())
+    submit(increment_game, "b", 1, now=clock_now())
     ledger.ledger_drain()
     changelist = reverse("admin:archive_scoreevent_changelist")
     of_a = [str(pk) for pk in ScoreEvent.objects.filter(player_id="a").values_list("pk", flat=True)]

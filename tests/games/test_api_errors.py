@@ -7,9 +7,10 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 
+from core import apikeys
+from core.models import ApiKey
+from core.redis import get_redis
 from games import services
-from games.models import ApiKey
-from leaderboard_site.redis import get_redis
 from tests.conftest import auth
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -20,7 +21,7 @@ URL = "/api/v1/games/tetris/scores"
 @pytest.fixture
 async def key(make_game):
     game = await sync_to_async(make_game)("tetris", mode="best", min_score=0, max_score=1_000_000)
-    _, raw = await sync_to_async(services.api_key_create)(game=game, name="server")
+    _, raw = await sync_to_async(apikeys.api_key_create)(game=game, name="server")
     return raw
 
 
@@ -139,7 +140,7 @@ async def test_it_answers_401_for_a_right_prefix_with_a_wrong_secret(aclient, ke
 async def test_it_answers_403_for_a_revoked_key(aclient, key):
     api_key = await ApiKey.objects.aget(prefix=key.split("_")[1])
     assert (await post(aclient, key, {"player_id": "a", "score": 1})).status_code == 200
-    await sync_to_async(services.api_key_revoke)(api_key=api_key)
+    await sync_to_async(apikeys.api_key_revoke)(api_key=api_key)
     response = await post(aclient, key, {"player_id": "a", "score": 2})
     assert response.status_code == 403
     assert error_of(response)["code"] == "revoked_api_key"
@@ -162,7 +163,7 @@ async def test_it_answers_404_for_an_unknown_game(aclient, key):
 
 
 async def test_it_answers_403_for_a_hidden_player_and_hides_them_from_reads(aclient, key):
-    from games.models import Game
+    from core.models import Game
 
     for player, score in (("a", 10), ("b", 20)):
         assert (await post(aclient, key, {"player_id": player, "score": score})).status_code == 200
@@ -184,7 +185,7 @@ async def test_it_answers_403_for_a_hidden_player_and_hides_them_from_reads(acli
 
 
 async def test_it_answers_403_when_the_game_is_inactive(aclient, key):
-    from games.models import Game
+    from core.models import Game
 
     game = await Game.objects.aget(slug="tetris")
     game.active = False
@@ -271,7 +272,7 @@ async def test_it_refuses_an_empty_or_oversized_batch(aclient, key, count):
 
 
 async def test_it_accepts_keys_whose_secret_contains_underscores(aclient, make_game):
-    from games.models import ApiKey, hash_secret
+    from core.models import ApiKey, hash_secret
 
     game = await sync_to_async(make_game)("chess")
     await ApiKey.objects.acreate(game=game, prefix="0123abcd", secret_hash=hash_secret("s_e_c_r_e_t"))

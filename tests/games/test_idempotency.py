@@ -8,7 +8,7 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 
-from games import services
+from core import apikeys
 from tests.conftest import auth
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -19,8 +19,8 @@ URL = "/api/v1/games/tetris/scores"
 @pytest.fixture
 async def keys_(make_game):
     game = await sync_to_async(make_game)("tetris", mode="increment", max_submissions_per_minute=0)
-    _, first = await sync_to_async(services.api_key_create)(game=game, name="one")
-    _, second = await sync_to_async(services.api_key_create)(game=game, name="two")
+    _, first = await sync_to_async(apikeys.api_key_create)(game=game, name="one")
+    _, second = await sync_to_async(apikeys.api_key_create)(game=game, name="two")
     return first, second
 
 

@@ -41,14 +41,15 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from django.test import AsyncClient
-from django.utils import timezone
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from games import config, services
-from games.models import Game
-from leaderboard_site.redis import close_redis
-from tests.conftest import auth
+from core import apikeys, config
+from core.clock import now as clock_now
+from core.models import Game
+from core.redis import close_redis
+from games import services
+from tests.conftest import auth, clock_at
 from tests.games.reference import (
     MAX_SAFE_SCORE,
     PERIODS,
@@ -333,7 +334,7 @@ async def _run_example(slug: str, raw_key: str, mode: str, order: str, operation
 def _new_game(make_game: Callable[..., Game], mode: str, order: str) -> tuple[str, str]:
     slug = f"mb-{next(_slugs)}"
     game = make_game(slug, mode=mode, order=order, max_submissions_per_minute=0)
-    _, raw_key = services.api_key_create(game=game, name="model", requests_per_minute=API_REQUESTS_PER_MINUTE)
+    _, raw_key = apikeys.api_key_create(game=game, name="model", requests_per_minute=API_REQUESTS_PER_MINUTE)
     return slug, raw_key
 
 
@@ -367,7 +368,7 @@ async def test_it_refuses_an_increment_that_would_pass_2_pow_53_and_changes_noth
     make_game: Callable[..., Game], aclient: AsyncClient, order: str
 ) -> None:
     game = await sync_to_async(make_game)("overflow", mode="increment", order=order, max_submissions_per_minute=0)
-    _, raw_key = await sync_to_async(services.api_key_create)(game=game, name="model")
+    _, raw_key = await sync_to_async(apikeys.api_key_create)(game=game, name="model")
     model = ReferenceLeaderboard(mode="increment", order=order)
 
     async def post(tail: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -421,12 +422,13 @@ async def test_it_refuses_an_increment_that_overflows_any_one_board_and_touches_
     make_game: Callable[..., Game], aclient: AsyncClient
 ) -> None:
     game = await sync_to_async(make_game)("overflow", mode="increment", max_submissions_per_minute=0)
-    _, raw_key = await sync_to_async(services.api_key_create)(game=game, name="model")
+    _, raw_key = await sync_to_async(apikeys.api_key_create)(game=game, name="model")
     # Yesterday's submission leaves the all-time total near the limit and today's board empty.
-    yesterday = timezone.now() - dt.timedelta(days=1)
+    yesterday = clock_now() - dt.timedelta(days=1)
     game_config = await config.get_game("overflow")
     assert game_config is not None
-    await services.score_submit(game=game_config, player_id="a", score=MAX_SAFE_SCORE - 1, now=yesterday)
+    with clock_at(yesterday):
+        await services.score_submit(game=game_config, player_id="a", score=MAX_SAFE_SCORE - 1)
 
     async def post(score: int) -> tuple[int, dict[str, Any]]:
         body = {"player_id": "a", "score": score, "display_name": "Ann"}

@@ -4,16 +4,20 @@ import datetime as dt
 
 import pytest
 
-from games import keys, periods, selectors, services
-from games.config import GameConfig
-from games.errors import ServiceError
-from leaderboard_site.redis import get_redis, run_sync
+from core import keys
+from core.clock import now as clock_now
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.redis import get_redis, run_sync
+from games import periods, selectors, services
+from tests.conftest import clock_at
 
 pytestmark = pytest.mark.django_db
 
 
 def submit(config: GameConfig, player_id: str, score: int, now: dt.datetime | None = None) -> None:
-    run_sync(lambda: services.score_submit(game=config, player_id=player_id, score=score, now=now))
+    with clock_at(now):
+        run_sync(lambda: services.score_submit(game=config, player_id=player_id, score=score))
 
 
 def board(config: GameConfig, period: str = "daily") -> list[tuple[int, str, int]]:
@@ -41,7 +45,7 @@ def test_it_keeps_the_board_when_the_only_player_comes_back(make_game):
     game = make_game("tetris", max_submissions_per_minute=0)
     config = GameConfig.from_model(game, "0")
     submit(config, "solo", 5)
-    daily = periods.current("daily", "UTC", dt.datetime.now(dt.UTC))
+    daily = periods.current("daily", "UTC", clock_now())
     board_key = keys.board("tetris", "daily", daily.id)
     services.player_set_hidden(game=game, player_id="solo", hidden=True)
     assert not run_sync(lambda: get_redis().exists(board_key))

@@ -6,10 +6,13 @@ import datetime as dt
 
 import pytest
 
+from core import apikeys
+from core import tasks as core_tasks
+from core.config import GameConfig
+from core.models import ApiKey, Player
+from core.redis import run_sync
 from games import services, tasks
-from games.config import GameConfig
-from games.models import ApiKey, Player
-from leaderboard_site.redis import run_sync
+from tests.conftest import clock_at
 
 # request_authorize reads the database from the Redis bridge thread: rows must be committed.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -18,7 +21,8 @@ T0 = dt.datetime(2026, 3, 10, 12, 0, tzinfo=dt.UTC)
 
 
 def submit(game: GameConfig, player_id: str, score: int, name: str | None = None, now: dt.datetime = T0) -> None:
-    run_sync(lambda: services.score_submit(game=game, player_id=player_id, score=score, display_name=name, now=now))
+    with clock_at(now):
+        run_sync(lambda: services.score_submit(game=game, player_id=player_id, score=score, display_name=name))
 
 
 @pytest.fixture
@@ -75,20 +79,22 @@ def test_it_syncs_players_from_the_beat_task(game):
 
 
 def test_it_copies_when_an_api_key_was_last_used(game):
-    api_key, raw = services.api_key_create(game=game, name="server")
-    unused, _ = services.api_key_create(game=game, name="spare")
-    assert services.api_keys_sync_last_used() == 0
+    api_key, raw = apikeys.api_key_create(game=game, name="server")
+    unused, _ = apikeys.api_key_create(game=game, name="spare")
+    assert apikeys.api_keys_sync_last_used() == 0
 
     used_at = dt.datetime(2026, 3, 10, 12, 0, 0, 123000, tzinfo=dt.UTC)
-    run_sync(lambda: services.request_authorize(raw_key=raw, game_slug="tetris", now=used_at))
-    assert services.api_keys_sync_last_used() == 1
+    with clock_at(used_at):
+        run_sync(lambda: apikeys.request_authorize(raw_key=raw, game_slug="tetris"))
+    assert apikeys.api_keys_sync_last_used() == 1
     api_key.refresh_from_db()
     unused.refresh_from_db()
     assert (api_key.last_used_at, unused.last_used_at) == (used_at, None)
     # Nothing newer: nothing written.
-    assert services.api_keys_sync_last_used() == 0
+    assert apikeys.api_keys_sync_last_used() == 0
 
     later = used_at + dt.timedelta(minutes=5)
-    run_sync(lambda: services.request_authorize(raw_key=raw, game_slug="tetris", now=later))
-    assert tasks.sync_api_key_last_used() == 1
+    with clock_at(later):
+        run_sync(lambda: apikeys.request_authorize(raw_key=raw, game_slug="tetris"))
+    assert core_tasks.sync_api_key_last_used() == 1
     assert ApiKey.objects.get(pk=api_key.pk).last_used_at == later

@@ -9,11 +9,15 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from redis.crc import key_slot
 
-from games import keys, scripts, services
-from games.config import GameConfig
-from games.errors import ServiceError
-from games.models import MAX_SAFE_SCORE
-from leaderboard_site.redis import get_redis
+from core import keys
+from core.clock import now as clock_now
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.models import MAX_SAFE_SCORE
+from core.redis import get_redis
+from games import scripts as games_scripts
+from games import services
+from tests.conftest import clock_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,8 +42,10 @@ async def board_keys(slug: str) -> list[str]:
 async def test_it_lands_in_exactly_one_key_per_period(make_game):
     game = await config_for(make_game, timezone_name="Europe/Paris", mode="increment")
     # 22:59:59 UTC is 23:59:59 in Paris on Sunday the 22nd; a second later it is Monday the 23rd.
-    await services.score_submit(game=game, player_id="a", score=5, now=at("2026-11-22T22:59:59+00:00"))
-    await services.score_submit(game=game, player_id="a", score=7, now=at("2026-11-22T23:00:00+00:00"))
+    with clock_at(at("2026-11-22T22:59:59+00:00")):
+        await services.score_submit(game=game, player_id="a", score=5)
+    with clock_at(at("2026-11-22T23:00:00+00:00")):
+        await services.score_submit(game=game, player_id="a", score=7)
     redis = get_redis()
     assert await board_keys("tetris") == [
         "lb:{tetris}:all-time:all-time",
@@ -70,8 +76,10 @@ async def test_it_lands_in_exactly_one_key_per_period(make_game):
 )
 async def test_it_rolls_each_period_over_at_its_boundary(make_game, before, after, kind, old_id, new_id):
     game = await config_for(make_game, timezone_name="Europe/Paris", mode="increment")
-    first = await services.score_submit(game=game, player_id="a", score=1, now=at(before))
-    second = await services.score_submit(game=game, player_id="a", score=1, now=at(after))
+    with clock_at(at(before)):
+        first = await services.score_submit(game=game, player_id="a", score=1)
+    with clock_at(at(after)):
+        second = await services.score_submit(game=game, player_id="a", score=1)
     assert (first.periods[kind].period_id, first.periods[kind].score) == (old_id, 1)
     assert (second.periods[kind].period_id, second.periods[kind].score) == (new_id, 1)
     assert second.periods["all-time"].score == 2
@@ -79,9 +87,11 @@ async def test_it_rolls_each_period_over_at_its_boundary(make_game, before, afte
 
 async def test_it_keeps_period_keys_until_archived_and_schedules_their_close_jobs(make_game):
     game = await config_for(make_game, timezone_name="Europe/Paris")
-    now = dt.datetime.now(dt.UTC)
-    await services.score_submit(game=game, player_id="a", score=1, now=now)
-    await services.score_submit(game=game, player_id="b", score=2, now=now)
+    now = clock_now()
+    with clock_at(now):
+        await services.score_submit(game=game, player_id="a", score=1)
+    with clock_at(now):
+        await services.score_submit(game=game, player_id="b", score=2)
     redis = get_redis()
     grace_ms = settings.ARCHIVE_GRACE_SECS * 1000
     due = dict(await redis.zrange(keys.close_jobs("tetris"), 0, -1, withscores=True))
@@ -99,11 +109,13 @@ async def test_it_keeps_period_keys_until_archived_and_schedules_their_close_job
 
 async def test_it_appends_each_applied_submission_to_the_ledger(make_game):
     game = await config_for(make_game, mode="increment", max_submissions_per_minute=0)
-    now = dt.datetime.now(dt.UTC)
-    await services.score_submit(game=game, player_id="a", score=5, display_name="Ada", now=now)
-    await services.score_submit(game=game, player_id="a", score=-2, now=now)
-    with pytest.raises(ServiceError):
-        await services.score_submit(game=game, player_id="a", score=10**16, now=now)  # refused: not logged
+    now = clock_now()
+    with clock_at(now):
+        await services.score_submit(game=game, player_id="a", score=5, display_name="Ada")
+    with clock_at(now):
+        await services.score_submit(game=game, player_id="a", score=-2)
+    with pytest.raises(ServiceError), clock_at(now):
+        await services.score_submit(game=game, player_id="a", score=10**16)  # refused: not logged
 
     entries = await get_redis().xrange(keys.ledger("tetris"))
 
@@ -159,7 +171,7 @@ async def test_it_keeps_extreme_scores_exact(make_game):
 
 async def test_it_keeps_every_key_of_a_game_on_one_cluster_slot(make_game):
     game = await config_for(make_game, slug="space-race", max_submissions_per_minute=5)
-    now = dt.datetime.now(dt.UTC)
+    now = clock_now()
     current = [services.periods.current(kind, game.timezone, now) for kind in game.periods]
     queued = [
         services._Queued(0, services.Submission("p", 1), services.Idempotency("abcd1234", "k", "f")),
@@ -186,4 +198,4 @@ async def test_it_calls_scripts_by_sha_and_reloads_them_after_a_flush(make_game)
     await get_redis().script_flush()
     result = await services.score_submit(game=game, player_id="a", score=3)
     assert result.periods["daily"].rank == 1
-    assert (await get_redis().script_exists(scripts.SUBMIT_SCORE.sha)) == [True]
+    assert (await get_redis().script_exists(games_scripts.SUBMIT_SCORE.sha)) == [True]

@@ -3,10 +3,10 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError, call_command
 
+from core.config import GameConfig
+from core.models import ApiKey
+from core.redis import run_sync
 from games import selectors
-from games.config import GameConfig
-from games.models import ApiKey
-from leaderboard_site.redis import run_sync
 from tests.live_server import asgi_live_server  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.django_db(transaction=True)

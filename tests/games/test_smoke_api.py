@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from games import services
+from core import apikeys
 from tests.conftest import auth
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -12,7 +12,7 @@ async def test_it_accepts_a_score_and_ranks_it(make_game, aclient):
     from asgiref.sync import sync_to_async
 
     game = await sync_to_async(make_game)("tetris", mode="best")
-    _, raw = await sync_to_async(services.api_key_create)(game=game, name="server")
+    _, raw = await sync_to_async(apikeys.api_key_create)(game=game, name="server")
     response = await aclient.post(
         "/api/v1/games/tetris/scores",
         {"player_id": "alice", "score": 120, "display_name": "Alice"},

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
-from games.config import GameConfig
-from games.models import Game
-from leaderboard_site.redis import get_redis
+from core.config import GameConfig
+from core.models import Game
+from core.redis import get_redis
 
 T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 

@@ -11,72 +11,92 @@ from collections import Counter
 import pytest
 from asgiref.sync import sync_to_async
 from django.db import connections
-from django.utils import timezone
 
-from games import config, keys
+from core import config, keys
+from core.clock import now as clock_now
+from core.config import GameConfig
+from core.models import Game
+from core.redis import get_redis, run_sync
 from games import services as game_services
-from games.config import GameConfig
-from games.models import Game
-from leaderboard_site.redis import get_redis, run_sync
 from presence import selectors, services, tasks
+from tests.conftest import clock_at
 from tests.presence.conftest import at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 async def claimed(game, now):
-    changes = await services.presence_claim_changes(announcer="test", game=game, now=now)
+    with clock_at(now):
+        changes = await services.presence_claim_changes(announcer="test", game=game)
     return [p.player_id for p in changes.joined], changes.left
 
 
 async def test_it_hands_each_change_to_one_claim_with_names_times_and_counts(presence_game):
     game = await presence_game()
-    await game_services.score_submit(game=game, player_id="a", score=1, display_name="Ann", now=at(0))
-    await services.presence_report(game=game, online=["b"], offline=[], now=at(1))
-    await services.watcher_beat(game=game, socket_id="w", now=at(1))
+    with clock_at(at(0)):
+        await game_services.score_submit(game=game, player_id="a", score=1, display_name="Ann")
+    with clock_at(at(1)):
+        await services.presence_report(game=game, online=["b"], offline=[])
+    with clock_at(at(1)):
+        await services.watcher_beat(game=game, socket_id="w")
 
-    first = await services.presence_claim_changes(announcer="test", game=game, now=at(2))
+    with clock_at(at(2)):
+        first = await services.presence_claim_changes(announcer="test", game=game)
     assert [(p.player_id, p.display_name, p.last_seen) for p in first.joined] == [
         ("a", "Ann", at(0)),
         ("b", "b", at(1)),
     ]
     assert (first.version, first.online, first.watching, first.left) == (1, 2, 1, [])
-    second = await services.presence_claim_changes(announcer="test", game=game, now=at(2))
+    with clock_at(at(2)):
+        second = await services.presence_claim_changes(announcer="test", game=game)
     assert (second.version, second.online, second.watching, second.joined, second.left) == (2, 2, 1, [], [])
-    assert (await selectors.presence_page(game=game, now=at(2))).version == 2
+    with clock_at(at(2)):
+        assert (await selectors.presence_page(game=game)).version == 2
 
 
 async def test_it_keeps_only_the_latest_change_of_a_player_between_claims(presence_game):
     # A leave replaces a join not yet announced (a page may show the player from its
     # snapshot), and a join replaces a leave: see games/lua/presence_update.lua.
     game = await presence_game()
-    await services.presence_report(game=game, online=["a", "b"], offline=[], now=at(0))
-    await services.presence_report(game=game, online=[], offline=["a"], now=at(1))
+    with clock_at(at(0)):
+        await services.presence_report(game=game, online=["a", "b"], offline=[])
+    with clock_at(at(1)):
+        await services.presence_report(game=game, online=[], offline=["a"])
     assert await claimed(game, at(1)) == (["b"], ["a"])
 
-    await services.presence_report(game=game, online=[], offline=["b"], now=at(2))
-    await services.presence_report(game=game, online=["b"], offline=[], now=at(3))
+    with clock_at(at(2)):
+        await services.presence_report(game=game, online=[], offline=["b"])
+    with clock_at(at(3)):
+        await services.presence_report(game=game, online=["b"], offline=[])
     assert await claimed(game, at(3)) == (["b"], [])
 
 
 async def test_it_announces_nothing_for_heartbeats_of_a_player_already_online(presence_game):
     game = await presence_game()
-    await services.presence_report(game=game, online=["a"], offline=[], now=at(0))
+    with clock_at(at(0)):
+        await services.presence_report(game=game, online=["a"], offline=[])
     await claimed(game, at(0))
-    await services.presence_report(game=game, online=["a"], offline=[], now=at(30))
-    await services.page_beat(game=game, player_id="a", socket_id="tab", now=at(40))
-    await game_services.score_submit(game=game, player_id="a", score=1, now=at(50))
+    with clock_at(at(30)):
+        await services.presence_report(game=game, online=["a"], offline=[])
+    with clock_at(at(40)):
+        await services.page_beat(game=game, player_id="a", socket_id="tab")
+    with clock_at(at(50)):
+        await game_services.score_submit(game=game, player_id="a", score=1)
     assert await claimed(game, at(50)) == ([], [])
 
 
 async def test_it_announces_the_leave_of_an_expired_player_once_when_pruned(presence_game):
     game = await presence_game()
-    await services.presence_report(game=game, online=["a", "b"], offline=[], now=at(0))
-    await services.presence_report(game=game, online=["b"], offline=[], now=at(30))
+    with clock_at(at(0)):
+        await services.presence_report(game=game, online=["a", "b"], offline=[])
+    with clock_at(at(30)):
+        await services.presence_report(game=game, online=["b"], offline=[])
     assert await claimed(game, at(30)) == (["a", "b"], [])
     assert await claimed(game, at(61)) == ([], [])  # expiry alone is announced by the prune
-    assert await services.presence_prune(game=game, now=at(61)) == ["a"]
-    assert await services.presence_prune(game=game, now=at(62)) == []
+    with clock_at(at(61)):
+        assert await services.presence_prune(game=game) == ["a"]
+    with clock_at(at(62)):
+        assert await services.presence_prune(game=game) == []
     assert await claimed(game, at(62)) == ([], ["a"])
     assert await claimed(game, at(62)) == ([], [])
 
@@ -85,17 +105,21 @@ async def test_it_announces_the_leave_of_an_expired_player_told_offline(presence
     """An expired player the prune has not reached yet, told offline: the prune will not
     see them any more, so this is the last chance to end them for a page that saw them join."""
     game = await presence_game()
-    await services.presence_report(game=game, online=["a"], offline=[], now=at(0))
+    with clock_at(at(0)):
+        await services.presence_report(game=game, online=["a"], offline=[])
     assert await claimed(game, at(0)) == (["a"], [])
-    await services.presence_report(game=game, online=[], offline=["a"], now=at(100))
-    await services.presence_prune(game=game, now=at(100))
+    with clock_at(at(100)):
+        await services.presence_report(game=game, online=[], offline=["a"])
+    with clock_at(at(100)):
+        await services.presence_prune(game=game)
     assert await claimed(game, at(100)) == ([], ["a"])
 
 
 async def test_it_announces_at_most_a_tick_of_changes_per_claim(presence_game):
     game = await presence_game()
     players = [f"p{i:03}" for i in range(services.ANNOUNCE_MAX_PER_TICK + 5)]
-    await services.presence_report(game=game, online=players, offline=[], now=at(0))
+    with clock_at(at(0)):
+        await services.presence_report(game=game, online=players, offline=[])
     first, second = await claimed(game, at(0)), await claimed(game, at(0))
     assert (len(first[0]), len(second[0])) == (services.ANNOUNCE_MAX_PER_TICK, 5)
     assert sorted(first[0] + second[0]) == players
@@ -103,9 +127,12 @@ async def test_it_announces_at_most_a_tick_of_changes_per_claim(presence_game):
 
 async def test_it_bounds_the_unannounced_changes(presence_game):
     game = await presence_game()
-    await services.presence_report(game=game, online=["a"], offline=[], now=at(0))
-    await services.presence_report(game=game, online=["b"], offline=[], now=at(0))
-    await services.presence_report(game=game, online=[], offline=["b"], now=at(1))
+    with clock_at(at(0)):
+        await services.presence_report(game=game, online=["a"], offline=[])
+    with clock_at(at(0)):
+        await services.presence_report(game=game, online=["b"], offline=[])
+    with clock_at(at(1)):
+        await services.presence_report(game=game, online=[], offline=["b"])
     for key in (keys.presence_joined(game.slug), keys.presence_left(game.slug)):
         assert 0 < await get_redis().pttl(key) <= services.PRESENCE_ANNOUNCE_TTL_MS, key
 
@@ -113,11 +140,12 @@ async def test_it_bounds_the_unannounced_changes(presence_game):
 async def test_it_hands_each_change_to_one_of_two_claims_at_once(presence_game):
     game = await presence_game()
     players = [f"p{i}" for i in range(50)]
-    await services.presence_report(game=game, online=players, offline=[], now=at(0))
-    await services.presence_report(game=game, online=[], offline=players[:20], now=at(1))
-    claims = await asyncio.gather(
-        *(services.presence_claim_changes(announcer="test", game=game, now=at(1)) for _ in range(4))
-    )
+    with clock_at(at(0)):
+        await services.presence_report(game=game, online=players, offline=[])
+    with clock_at(at(1)):
+        await services.presence_report(game=game, online=[], offline=players[:20])
+    with clock_at(at(1)):
+        claims = await asyncio.gather(*(services.presence_claim_changes(announcer="test", game=game) for _ in range(4)))
     joined = Counter(p.player_id for c in claims for p in c.joined)
     left = Counter(p for c in claims for p in c.left)
     assert joined == Counter(players[20:]) and left == Counter(players[:20])
@@ -131,16 +159,20 @@ async def test_it_announces_each_leave_once_when_two_prunes_run_at_once(presence
     monkeypatch.setattr(services, "PRUNE_BATCH_MAX", 3)
     game = await presence_game()
     expiring = [f"p{i:02}" for i in range(40)]
-    await services.presence_report(game=game, online=expiring, offline=[], now=at(0))
-    await services.presence_report(game=game, online=["stays"], offline=[], now=at(50))
+    with clock_at(at(0)):
+        await services.presence_report(game=game, online=expiring, offline=[])
+    with clock_at(at(50)):
+        await services.presence_report(game=game, online=["stays"], offline=[])
     joined, _ = await claimed(game, at(50))
     assert sorted(joined) == sorted([*expiring, "stays"])
 
-    removed = await asyncio.gather(*(services.presence_prune(game=game, now=at(61)) for _ in range(2)))
+    with clock_at(at(61)):
+        removed = await asyncio.gather(*(services.presence_prune(game=game) for _ in range(2)))
     assert Counter(removed[0] + removed[1]) == Counter(expiring)
     left = [p for _ in range(3) for p in (await claimed(game, at(61)))[1]]
     assert Counter(left) == Counter(expiring)
-    page = await selectors.presence_page(game=game, now=at(61))
+    with clock_at(at(61)):
+        page = await selectors.presence_page(game=game)
     assert (page.online, [p.player_id for p in page.players]) == (1, ["stays"])
 
 
@@ -158,8 +190,9 @@ def _in_thread(target, results, index):
 
 def _seen_long_ago(slug: str, players: list[str], timeout_secs: int) -> None:
     game = GameConfig.from_model(Game.objects.get(slug=slug), "0")
-    long_ago = timezone.now() - dt.timedelta(seconds=2 * timeout_secs)
-    run_sync(lambda: services.presence_report(game=game, online=players, offline=[], now=long_ago))
+    long_ago = clock_now() - dt.timedelta(seconds=2 * timeout_secs)
+    with clock_at(long_ago):
+        run_sync(lambda: services.presence_report(game=game, online=players, offline=[]))
 
 
 def test_it_announces_each_leave_once_when_two_beat_tasks_run_at_once(make_game, monkeypatch):
@@ -202,7 +235,8 @@ async def test_it_prunes_every_game_through_the_beat_task_active_or_not(make_gam
     await sync_to_async(_seen_long_ago)("tetris", ["a", "b"], 30)
     await sync_to_async(_seen_long_ago)("chess", ["c"], 60)
     tetris, inactive = await config.get_game("tetris"), await config.get_game("chess")
-    await services.presence_report(game=tetris, online=["fresh"], offline=[], now=timezone.now())
+    with clock_at(clock_now()):
+        await services.presence_report(game=tetris, online=["fresh"], offline=[])
     await services.presence_claim_changes(announcer="test", game=tetris)
     await services.presence_claim_changes(announcer="test", game=inactive)
 

@@ -8,12 +8,13 @@ import json
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.utils import timezone
 
+from core import apikeys
+from core.clock import now as clock_now
+from core.models import ApiKey, Game
 from games import services as game_services
-from games.models import ApiKey, Game
 from presence import services
-from tests.conftest import auth
+from tests.conftest import auth, clock_at
 from tests.presence.conftest import redis_state
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -29,7 +30,7 @@ async def game(presence_game):
 @pytest.fixture
 async def key(game):
     model = await Game.objects.aget(slug="tetris")
-    _, raw = await sync_to_async(game_services.api_key_create)(game=model, name="server")
+    _, raw = await sync_to_async(apikeys.api_key_create)(game=model, name="server")
     return raw
 
 
@@ -102,7 +103,7 @@ async def test_it_refuses_a_key_of_another_game(aclient, game, key, presence_gam
 async def test_it_refuses_a_revoked_key(aclient, game, key):
     assert (await post(aclient, key, {"online": ["a"]})).status_code == 200
     api_key = await ApiKey.objects.aget(prefix=key.split("_")[1])
-    await sync_to_async(game_services.api_key_revoke)(api_key=api_key)
+    await sync_to_async(apikeys.api_key_revoke)(api_key=api_key)
     before = await redis_state("presence:*")
     response = await post(aclient, key, {"offline": ["a"]})
     assert response.status_code == 403
@@ -133,7 +134,7 @@ async def test_it_answers_404_json_for_an_unknown_game(aclient, game, key):
 
 async def test_it_rate_limits_reports_like_scores(aclient, game):
     model = await Game.objects.aget(slug="tetris")
-    _, raw = await sync_to_async(game_services.api_key_create)(game=model, name="slow", requests_per_minute=2)
+    _, raw = await sync_to_async(apikeys.api_key_create)(game=model, name="slow", requests_per_minute=2)
     for _ in range(2):
         assert (await post(aclient, raw, {"online": ["a"]})).status_code == 200
     before = await redis_state()
@@ -211,14 +212,16 @@ async def test_it_refuses_json_that_is_not_an_object(aclient, game, key, raw):
 
 
 async def test_it_lists_online_players_most_recent_first_with_names_and_counts(aclient, game):
-    now = timezone.now()
+    now = clock_now()
     for seconds_ago, players in ((30, ["old"]), (5, ["b", "a", "B"]), (1, ["new"]), (61, ["expired"])):
-        await services.presence_report(
-            game=game, online=players, offline=[], now=now - dt.timedelta(seconds=seconds_ago)
-        )
-    await game_services.score_submit(game=game, player_id="named", score=1, display_name="Zoë 🎮", now=now)
-    await services.watcher_beat(game=game, socket_id="w1", now=now)
-    await services.watcher_beat(game=game, socket_id="w2", now=now - dt.timedelta(seconds=90))
+        with clock_at(now - dt.timedelta(seconds=seconds_ago)):
+            await services.presence_report(game=game, online=players, offline=[])
+    with clock_at(now):
+        await game_services.score_submit(game=game, player_id="named", score=1, display_name="Zoë 🎮")
+    with clock_at(now):
+        await services.watcher_beat(game=game, socket_id="w1")
+    with clock_at(now - dt.timedelta(seconds=90)):
+        await services.watcher_beat(game=game, socket_id="w2")
 
     body = (await aclient.get(URL)).json()
     assert set(body) >= {"online", "watching", "players"}
@@ -232,9 +235,10 @@ async def test_it_lists_online_players_most_recent_first_with_names_and_counts(a
 
 
 async def test_it_pages_the_online_list(aclient, game):
-    now = timezone.now()
+    now = clock_now()
     for i in range(5):
-        await services.presence_report(game=game, online=[f"p{i}"], offline=[], now=now - dt.timedelta(seconds=i))
+        with clock_at(now - dt.timedelta(seconds=i)):
+            await services.presence_report(game=game, online=[f"p{i}"], offline=[])
     pages = []
     for offset in (0, 2, 4, 5, 100):
         body = (await aclient.get(URL, {"offset": offset, "limit": 2})).json()
@@ -262,7 +266,7 @@ async def test_it_tells_whether_a_player_is_online_and_when_last_seen(aclient, g
     b = (await aclient.get(f"{URL}/b")).json()
     ghost = (await aclient.get(f"{URL}/ghost")).json()
     assert (a["online"], b["online"], ghost) == (True, False, {"online": False, "last_seen": None})
-    now = timezone.now()
+    now = clock_now()
     for body in (a, b):
         assert set(body) == {"online", "last_seen"}
         assert now - dt.timedelta(seconds=10) < when(body["last_seen"]) <= now

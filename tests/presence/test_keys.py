@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 from redis.crc import key_slot
 
-from games import keys
+from core import keys
+from core.redis import get_redis
 from games import services as game_services
-from leaderboard_site.redis import get_redis
 from presence import selectors, services
+from tests.conftest import clock_at
 from tests.presence.conftest import at
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -19,15 +20,24 @@ SLUG = "space-race"
 
 async def test_it_keeps_every_presence_key_of_a_game_on_one_cluster_slot(presence_game):
     game = await presence_game(SLUG)
-    await services.presence_report(game=game, online=["a", "b"], offline=[], now=at(0))
-    await services.presence_report(game=game, online=[], offline=["b"], now=at(1))
-    await services.page_beat(game=game, player_id="c", socket_id="tab", now=at(1))
-    await services.watcher_beat(game=game, socket_id="w", now=at(1))
-    await game_services.score_submit(game=game, player_id="d", score=1, now=at(1))
-    await services.presence_prune(game=game, now=at(61.5))
-    await services.presence_report(game=game, online=["e"], offline=[], now=at(62))
-    await selectors.presence_page(game=game, now=at(62))
-    await services.presence_claim_changes(announcer="test", game=game, now=at(62))
+    with clock_at(at(0)):
+        await services.presence_report(game=game, online=["a", "b"], offline=[])
+    with clock_at(at(1)):
+        await services.presence_report(game=game, online=[], offline=["b"])
+    with clock_at(at(1)):
+        await services.page_beat(game=game, player_id="c", socket_id="tab")
+    with clock_at(at(1)):
+        await services.watcher_beat(game=game, socket_id="w")
+    with clock_at(at(1)):
+        await game_services.score_submit(game=game, player_id="d", score=1)
+    with clock_at(at(61.5)):
+        await services.presence_prune(game=game)
+    with clock_at(at(62)):
+        await services.presence_report(game=game, online=["e"], offline=[])
+    with clock_at(at(62)):
+        await selectors.presence_page(game=game)
+    with clock_at(at(62)):
+        await services.presence_claim_changes(announcer="test", game=game)
 
     builders = [
         keys.presence_online(SLUG),
@@ -46,14 +56,19 @@ async def test_it_keeps_every_presence_key_of_a_game_on_one_cluster_slot(presenc
 
 async def test_it_bounds_the_presence_keys_that_grow_with_time(presence_game):
     game = await presence_game(SLUG)
-    await services.presence_report(game=game, online=["a"], offline=["b"], now=at(0))
-    await services.page_beat(game=game, player_id="c", socket_id="tab", now=at(0))
-    await services.page_leave(game=game, player_id="c", socket_id="tab", now=at(1))
+    with clock_at(at(0)):
+        await services.presence_report(game=game, online=["a"], offline=["b"])
+    with clock_at(at(0)):
+        await services.page_beat(game=game, player_id="c", socket_id="tab")
+    with clock_at(at(1)):
+        await services.page_leave(game=game, player_id="c", socket_id="tab")
     client = get_redis()
     for key in (keys.presence_joined(SLUG), keys.presence_left(SLUG)):
         assert 0 < await client.pttl(key) <= services.PRESENCE_ANNOUNCE_TTL_MS, key
     # The online and watching sets are bounded by the prune: nothing expired stays after one.
-    await services.watcher_beat(game=game, socket_id="w", now=at(0))
-    await services.presence_prune(game=game, now=at(61))
+    with clock_at(at(0)):
+        await services.watcher_beat(game=game, socket_id="w")
+    with clock_at(at(61)):
+        await services.presence_prune(game=game)
     assert await client.zcard(keys.presence_online(SLUG)) == 0
     assert await client.zcard(keys.presence_watching(SLUG)) == 0

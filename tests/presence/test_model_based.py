@@ -27,11 +27,12 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
+from core.config import GameConfig
+from core.models import Game
+from core.redis import get_redis, run_sync
 from games import services as game_services
-from games.config import GameConfig
-from games.models import Game
-from leaderboard_site.redis import get_redis, run_sync
 from presence import selectors, services
+from tests.conftest import clock_at
 from tests.presence.reference import ReferencePresence
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -183,23 +184,28 @@ class Run:
         game, model, now = self.game, self.model, self.now
         self.left_claimed -= _heartbeats(op)
         if isinstance(op, Report):
-            got = await services.presence_report(game=game, online=list(op.online), offline=list(op.offline), now=now)
+            with clock_at(now):
+                got = await services.presence_report(game=game, online=list(op.online), offline=list(op.offline))
             joined, left = model.report(list(op.online), list(op.offline), self.now_ms)
             assert (got.joined, got.left) == (joined, left), f"{where}: joined/left counts"
         elif isinstance(op, Score):
-            await game_services.score_submit(
-                game=game, player_id=op.player_id, score=1, display_name=op.display_name, now=now
-            )
+            with clock_at(now):
+                await game_services.score_submit(
+                    game=game, player_id=op.player_id, score=1, display_name=op.display_name
+                )
             model.score(op.player_id, op.display_name, self.now_ms)
         elif isinstance(op, PageBeat):
-            got_joined = await services.page_beat(game=game, player_id=op.player_id, socket_id=op.socket_id, now=now)
+            with clock_at(now):
+                got_joined = await services.page_beat(game=game, player_id=op.player_id, socket_id=op.socket_id)
             assert got_joined == model.page_beat(op.player_id, op.socket_id, self.now_ms), f"{where}: joined?"
         elif isinstance(op, PageLeave):
-            got = await services.page_leave(game=game, player_id=op.player_id, socket_id=op.socket_id, now=now)
+            with clock_at(now):
+                got = await services.page_leave(game=game, player_id=op.player_id, socket_id=op.socket_id)
             expected = model.page_leave(op.player_id, op.socket_id, self.now_ms)
             assert (got == "left") == (expected == "left"), f"{where}: page_leave said {got!r}, expected {expected!r}"
         elif isinstance(op, WatcherBeat):
-            await services.watcher_beat(game=game, socket_id=op.socket_id, now=now)
+            with clock_at(now):
+                await services.watcher_beat(game=game, socket_id=op.socket_id)
             model.watcher_beat(op.socket_id, self.now_ms)
         elif isinstance(op, WatcherLeave):
             await services.watcher_leave(game=game, socket_id=op.socket_id)
@@ -207,13 +213,15 @@ class Run:
         elif isinstance(op, Advance):
             self.now_ms += op.ms
         elif isinstance(op, Prune):
-            removed = await services.presence_prune(game=game, now=now)
+            with clock_at(now):
+                removed = await services.presence_prune(game=game)
             assert removed == model.prune(self.now_ms), f"{where}: removed"
         else:
             await self.claim(where)
 
     async def claim(self, where: str) -> None:
-        changes = await services.presence_claim_changes(announcer="test", game=self.game, now=self.now)
+        with clock_at(self.now):
+            changes = await services.presence_claim_changes(announcer="test", game=self.game)
         self.claims += 1
         joined = [p.player_id for p in changes.joined]
         assert changes.version == self.claims, f"{where}: version"
@@ -240,11 +248,12 @@ class Run:
         game, model, now, now_ms = self.game, self.model, self.now, self.now_ms
         looked_up = (*POOL, NEVER_SEEN)
         # All at once: independent reads, so the round trips overlap.
-        page, among, *found = await asyncio.gather(
-            selectors.presence_page(game=game, offset=0, limit=len(POOL) + 1, now=now),
-            selectors.online_among(game=game, player_ids=looked_up, now=now),
-            *(selectors.player_presence(game=game, player_id=p, now=now) for p in looked_up),
-        )
+        with clock_at(now):
+            page, among, *found = await asyncio.gather(
+                selectors.presence_page(game=game, offset=0, limit=len(POOL) + 1),
+                selectors.online_among(game=game, player_ids=looked_up),
+                *(selectors.player_presence(game=game, player_id=p) for p in looked_up),
+            )
         expected = model.online_players(now_ms)
         assert (page.online, page.watching) == (len(expected), model.watching(now_ms)), f"{where}: counts"
         got = [(p.player_id, p.display_name, p.last_seen) for p in page.players]

@@ -16,8 +16,8 @@ from redis.exceptions import RedisError
 from archive import services
 from archive.management.progress import ProgressBar
 from archive.models import ArchivedPeriod
-from games.errors import ServiceError
-from games.models import Game
+from core.errors import ServiceError
+from core.models import Game
 
 
 class Command(BaseCommand):

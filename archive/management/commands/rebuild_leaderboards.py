@@ -15,8 +15,8 @@ from redis.exceptions import RedisError
 
 from archive import ledger
 from archive.management.progress import ProgressBar
-from games.errors import ServiceError
-from games.models import Game
+from core.errors import ServiceError
+from core.models import Game
 
 
 class Command(BaseCommand):

@@ -16,14 +16,15 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
-from django.utils import timezone
 from redis.exceptions import RedisError
 
+from core import clock
+from core import services as core_services
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.models import Game
+from core.redis import get_redis, run_sync
 from games import periods, services
-from games.config import GameConfig
-from games.errors import ServiceError
-from games.models import Game
-from leaderboard_site.redis import get_redis, run_sync
 
 DEMO_SLUG = "demo"
 DEMO_NAME = "Demo Arena"
@@ -85,7 +86,7 @@ def _score(skill: int, rng: random.Random, low: float, high: float) -> int:
 
 
 def _submit(game: GameConfig, items: Sequence[services.Submission], now: dt.datetime) -> int:
-    results = run_sync(lambda: services.score_submit_many(game=game, items=items, now=now))
+    results = run_sync(lambda: services.score_import(game=game, items=items, at=now))
     errors = [r for r in results if isinstance(r, ServiceError)]
     if errors:
         raise CommandError(f"The demo seed was refused: {errors[0].message}")
@@ -122,7 +123,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Seeded game {DEMO_SLUG} with {count} players ({submitted} scores)")
 
     def _seed(self, count: int) -> int:
-        game = services.game_create(
+        game = core_services.game_create(
             slug=DEMO_SLUG,
             name=DEMO_NAME,
             mode=Game.Mode.BEST,
@@ -136,7 +137,7 @@ class Command(BaseCommand):
         rng = random.Random(RANDOM_SEED)
         players = gamer_names(rng, count)
         skills = [rng.randint(MIN_SKILL, MAX_SKILL) for _ in players]
-        now = timezone.now()
+        now = clock.now()
         today = periods.current(periods.DAILY, config.timezone, now)
         assert today.starts_at is not None
 

@@ -18,10 +18,11 @@ from urllib.parse import urlsplit
 
 from django.core.management.base import BaseCommand, CommandError
 
-from games import services
-from games.config import GameConfig
-from games.models import ApiKey, Game
-from leaderboard_site.redis import run_sync
+from core import apikeys
+from core.config import GameConfig
+from core.models import ApiKey, Game
+from core.redis import run_sync
+from games import selectors
 
 SIMULATOR_KEY_NAME = "simulator"
 # Waits this long for the server to come up before giving up.
@@ -50,8 +51,8 @@ class Command(BaseCommand):
             raise CommandError("--url must be like http://127.0.0.1:8000")
         # Keys of earlier runs that were not revoked (a killed process) go first.
         for stale in ApiKey.objects.filter(game=found, name=SIMULATOR_KEY_NAME, revoked_at__isnull=True):
-            services.api_key_revoke(api_key=stale)
-        api_key, raw_key = services.api_key_create(game=found, name=SIMULATOR_KEY_NAME, requests_per_minute=60_000)
+            apikeys.api_key_revoke(api_key=stale)
+        api_key, raw_key = apikeys.api_key_create(game=found, name=SIMULATOR_KEY_NAME, requests_per_minute=60_000)
         stopping = False
 
         def stop(signum: int, frame: object) -> None:
@@ -63,11 +64,9 @@ class Command(BaseCommand):
         try:
             self._run(found, target, raw_key, rate, duration, lambda: stopping)
         finally:
-            services.api_key_revoke(api_key=api_key)
+            apikeys.api_key_revoke(api_key=api_key)
 
     def _run(self, game: Game, target: Any, raw_key: str, rate: float, duration: float, stopping: Any) -> None:
-        from games import selectors
-
         config = GameConfig.from_model(game, "0")
         board = run_sync(lambda: selectors.leaderboard_page(game=config, period="all-time", limit=200))
         scores = {e.player_id: e.score for e in board.entries} or {f"player-{i}": 0 for i in range(20)}

@@ -1,0 +1,163 @@
+"""What every JSON endpoint shares: the API object, its error envelope, the bearer-key
+scheme, and ``@authorized``. Each feature app adds a router of its own
+(leaderboard_site/api.py mounts them); endpoints only adapt HTTP to services and
+selectors.
+
+Every error is ``{"error": {"code", "message", "field"}}`` with its status.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security import HttpBearer
+from ninja.signature.utils import get_typed_signature
+
+from . import config
+from .apikeys import Authorized, request_authorize
+from .errors import ServiceError
+from .models import is_player_id
+from .schemas import ErrorOut
+
+api = NinjaAPI(
+    title="Leaderboard API",
+    version="1",
+    description='Post scores from game servers; read standings. Errors are `{"error": {"code", "message", "field"}}`.',
+    urls_namespace="api",
+    docs_url=None,
+)
+
+ERRORS: dict[int, type] = {
+    400: ErrorOut,
+    401: ErrorOut,
+    403: ErrorOut,
+    404: ErrorOut,
+    413: ErrorOut,
+    422: ErrorOut,
+    429: ErrorOut,
+    503: ErrorOut,
+}
+READ_ERRORS: dict[int, type] = {404: ErrorOut, 422: ErrorOut}
+
+
+def error_response(
+    request: HttpRequest, status: int, code: str, message: str, field: str | None = None
+) -> HttpResponse:
+    return api.create_response(request, {"error": {"code": code, "message": message, "field": field}}, status=status)
+
+
+@api.exception_handler(ServiceError)
+def _service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
+    response = error_response(request, exc.status, exc.code, exc.message, exc.field)
+    for name, value in exc.headers.items():
+        response[name] = value
+    return response
+
+
+@api.exception_handler(ValidationError)
+def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    first = exc.errors[0] if exc.errors else {"loc": (), "msg": "Invalid request."}
+    loc = [str(part) for part in first.get("loc", ()) if part not in ("body", "payload", "query", "path")]
+    field = ".".join(loc) or None
+    message = first.get("msg", "Invalid value.")
+    if first.get("type") == "missing":
+        message = "This field is required."
+    elif first.get("type") == "extra_forbidden":
+        message = "Unknown field."
+    return error_response(request, 422, "invalid", message, field)
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    if exc.status_code == 400:
+        return error_response(request, 400, "malformed_json", "The request body is not valid JSON.")
+    return error_response(request, exc.status_code, "error", exc.message)
+
+
+@api.exception_handler(AuthenticationError)
+def _auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return error_response(request, 401, "missing_api_key", "Send the API key as 'Authorization: Bearer <key>'.")
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    return error_response(request, 413, "body_too_large", "The request body is over 1 MiB.")
+
+
+class BearerKey(HttpBearer):
+    """Only documents the scheme and extracts the token; ``@authorized`` checks it.
+
+    Async so that ninja awaits it instead of running it on a thread."""
+
+    async def __call__(self, request: HttpRequest) -> str | None:  # type: ignore[override]  # ninja awaits an async auth
+        scheme, _, token = request.headers.get(self.header, "").partition(" ")
+        return token.strip() or None if scheme.lower() == self.openapi_scheme else None
+
+    def authenticate(self, request: HttpRequest, token: str) -> str | None:
+        return token or None
+
+
+@dataclass(frozen=True)
+class Ok:
+    """A 200 reply of an ``@authorized`` endpoint; ``replayed`` adds ``Idempotent-Replayed: true``."""
+
+    body: dict[str, Any]
+    replayed: bool = False
+
+
+AuthorizedView = Callable[..., Awaitable[Ok]]
+
+
+def authorized(view: AuthorizedView) -> Callable[..., Awaitable[HttpResponse]]:
+    """Authorize the request's API key for its ``{game}`` and take one request from
+    the key's rate limit, then call the view with ``key=`` the :class:`Authorized`.
+
+    Every reply, error or not, carries the key's rate-limit headers. The body is
+    rendered as it is: the ``response=`` schemas document the shape, and checking
+    our own output on every request cost a fifth of a batch's time.
+    """
+    # ninja reads the signature to build parameters and the schema: the view's own,
+    # annotations resolved in its module, without the ``key`` this wrapper supplies.
+    signature = get_typed_signature(view)
+    public = signature.replace(parameters=[p for p in signature.parameters.values() if p.name != "key"])
+
+    @functools.wraps(view)
+    async def wrapper(request: HttpRequest, **kwargs: Any) -> HttpResponse:
+        key = await request_authorize(raw_key=request.auth, game_slug=kwargs["game"])  # type: ignore[attr-defined]  # ninja sets request.auth
+        try:
+            ok = await view(request, key=key, **kwargs)
+        except ServiceError as error:
+            error.headers = {**key.rate_headers, **error.headers}
+            raise
+        response = api.create_response(request, ok.body, status=200)
+        for name, value in key.rate_headers.items():
+            response[name] = value
+        if ok.replayed:
+            response["Idempotent-Replayed"] = "true"
+        return response
+
+    wrapper.__signature__ = public  # type: ignore[attr-defined]  # read by inspect.signature
+    return wrapper
+
+
+async def game_or_404(slug: str) -> config.GameConfig:
+    game = await config.get_game(slug)
+    if game is None:
+        raise ServiceError(404, "game_not_found", f"No game {slug!r}.")
+    return game
+
+
+def checked_player_id(value: str) -> str:
+    if not is_player_id(value):
+        raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
+    return value
+
+
+__all__ = ["ERRORS", "READ_ERRORS", "Authorized", "BearerKey", "Ok", "api", "authorized", "game_or_404"]

@@ -1,0 +1,124 @@
+"""API keys: authorize a request (the key, its game, its rate limit), create, revoke,
+and copy last-used times to the database.
+
+The request path reads no database when caches are warm (core/config.py): one
+script call checks the rate limit, records the key's use and returns the game's
+config version, so a revocation or a change applies to the very next request.
+"""
+
+from __future__ import annotations
+
+import hmac
+import math
+from dataclasses import dataclass
+
+from . import clock, config, keys, scripts
+from .config import ApiKeyConfig, GameConfig
+from .errors import ServiceError
+from .models import ApiKey, Game, hash_secret
+from .redis import get_redis, run_sync
+
+# The API-key limit is expressed per minute (RateLimit-Policy w=60).
+API_RATE_WINDOW_MS = 60_000
+
+
+@dataclass(frozen=True)
+class Authorized:
+    api_key: ApiKeyConfig
+    game: GameConfig
+    rate_headers: dict[str, str]
+
+
+def _split_key(raw: str) -> tuple[str, str] | None:
+    # The secret is URL-safe base64 and may itself contain "_".
+    parts = raw.split("_", 2)
+    if len(parts) != 3 or parts[0] != "lbk" or len(parts[1]) != 8:
+        return None
+    return parts[1], parts[2]
+
+
+async def request_authorize(*, raw_key: str | None, game_slug: str) -> Authorized:
+    """Check an API key for a game and take one request from its rate limit.
+
+    Raises ServiceError: 401 missing/unknown key, 403 revoked or other game,
+    404 unknown game, 403 inactive game, 429 over the limit.
+    """
+    if not raw_key:
+        raise ServiceError(401, "missing_api_key", "Send the API key as 'Authorization: Bearer <key>'.")
+    split = _split_key(raw_key)
+    key = await config.get_api_key(split[0]) if split else None
+    if split is None or key is None or not hmac.compare_digest(key.secret_hash, hash_secret(split[1])):
+        raise ServiceError(401, "invalid_api_key", "Unknown API key.")
+    if key.revoked:
+        raise ServiceError(403, "revoked_api_key", "This API key has been revoked.")
+    game = await config.get_game(game_slug)
+    if game is None:
+        raise ServiceError(404, "game_not_found", f"No game {game_slug!r}.")
+    if key.game_id != game.id:
+        raise ServiceError(403, "wrong_game", "This API key belongs to another game.")
+
+    limit = key.requests_per_minute
+    allowed, remaining, retry_ms, reset_ms, version = await scripts.RATE_LIMIT(
+        get_redis(),
+        [keys.api_rate(game.slug, key.prefix), keys.api_last_used(game.slug), keys.config_version(game.slug)],
+        [clock.now_ms(), limit, API_RATE_WINDOW_MS, key.prefix],
+    )
+    if version != game.version:
+        # Something changed since this process cached it: look again before going on.
+        reloaded_key = await config.get_api_key(key.prefix, reload=True)
+        reloaded_game = await config.get_game(game_slug, min_version=version)
+        if reloaded_key is None or reloaded_game is None:
+            raise ServiceError(401, "invalid_api_key", "Unknown API key.")
+        if reloaded_key.revoked:
+            raise ServiceError(403, "revoked_api_key", "This API key has been revoked.")
+        key, game = reloaded_key, reloaded_game
+    headers = {
+        "RateLimit-Policy": f'"api-key";q={limit};w={API_RATE_WINDOW_MS // 1000}',
+        "RateLimit": f'"api-key";r={remaining};t={math.ceil(reset_ms / 1000)}',
+    }
+    if not allowed:
+        retry = str(max(1, math.ceil(retry_ms / 1000)))
+        raise ServiceError(
+            429,
+            "rate_limited",
+            f"This API key is limited to {limit} requests per minute; retry in {retry} s.",
+            headers={**headers, "Retry-After": retry},
+        )
+    if not game.active:
+        raise ServiceError(403, "game_inactive", "This game is not accepting scores.")
+    return Authorized(api_key=key, game=game, rate_headers=headers)
+
+
+def api_key_create(*, game: Game, name: str = "", requests_per_minute: int | None = None) -> tuple[ApiKey, str]:
+    """Create a key; returns it with the full secret, which is never shown again."""
+    raw, prefix, secret_hash = ApiKey.generate()
+    api_key = ApiKey(game=game, name=name, prefix=prefix, secret_hash=secret_hash)
+    if requests_per_minute is not None:
+        api_key.requests_per_minute = requests_per_minute
+    api_key.full_clean()
+    api_key.save()
+    return api_key, raw
+
+
+def api_key_revoke(*, api_key: ApiKey) -> None:
+    if api_key.revoked_at is None:
+        api_key.revoked_at = clock.now()
+        api_key.save(update_fields=["revoked_at"])
+
+
+async def _last_used_times(slug: str) -> dict[str, str]:
+    return await get_redis().hgetall(keys.api_last_used(slug))
+
+
+def api_keys_sync_last_used() -> int:
+    """Copy last-used times recorded by the rate-limit script into the database."""
+    updated = 0
+    for game in Game.objects.only("id", "slug"):
+        for prefix, ms in run_sync(_last_used_times, game.slug).items():
+            used = clock.from_ms(ms)
+            updated += (
+                ApiKey.objects.filter(game=game, prefix=prefix)
+                .exclude(last_used_at__gte=used)
+                .update(last_used_at=used)
+            )
+    return updated

@@ -1,0 +1,177 @@
+"""The tenant models: a game, its API keys and its players. Every feature app builds
+on them. (They were created in the games app; the tables keep those names.)"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from zoneinfo import available_timezones
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+
+# Scores are exact in a Redis double only up to 2**53 - 1.
+MAX_SAFE_SCORE = 2**53 - 1
+
+# Pydantic and the model validator use the pattern; Python code calls is_player_id (with
+# re.match, "$" would also accept a trailing newline).
+PLAYER_ID_RE = r"^[A-Za-z0-9_.:-]{1,64}$"
+_PLAYER_ID = re.compile(PLAYER_ID_RE)
+
+
+def is_player_id(value: object) -> bool:
+    """1-64 characters of A-Z a-z 0-9 _ . : - (the one check every entry point uses)."""
+    return isinstance(value, str) and _PLAYER_ID.fullmatch(value) is not None
+
+
+SLUG_RE = r"^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$"
+
+# Presence: a player is online while last seen within the game's timeout. Open pages
+# heartbeat every 20 s at most (presence.services), so the floor keeps one missed beat
+# from flapping a player offline; the ceiling keeps "online" meaning "now-ish".
+DEFAULT_PRESENCE_TIMEOUT_SECS = 60
+MIN_PRESENCE_TIMEOUT_SECS = 30
+MAX_PRESENCE_TIMEOUT_SECS = 3600
+
+
+# The period kinds a game may keep (games/periods.py does their arithmetic).
+PERIOD_KINDS: tuple[str, ...] = ("daily", "weekly", "monthly", "all-time")
+DEFAULT_PERIODS = PERIOD_KINDS
+
+
+def _validate_periods(value: list[str]) -> None:
+    if not isinstance(value, list) or not value:
+        raise ValidationError("Choose at least one period.")
+    unknown = [p for p in value if p not in PERIOD_KINDS]
+    if unknown:
+        raise ValidationError(f"Unknown periods: {', '.join(map(str, unknown))}")
+    if len(set(value)) != len(value):
+        raise ValidationError("Each period may appear once.")
+
+
+def _validate_timezone(value: str) -> None:
+    if value not in available_timezones():
+        raise ValidationError(f"{value!r} is not an IANA time zone name (e.g. Europe/Paris).")
+
+
+def default_periods() -> list[str]:
+    return list(PERIOD_KINDS)
+
+
+class Game(models.Model):
+    class Mode(models.TextChoices):
+        INCREMENT = "increment", "increment (each submission adds)"
+        BEST = "best", "best (keep each player's best)"
+        LATEST = "latest", "latest (overwrite)"
+
+    class Order(models.TextChoices):
+        DESC = "desc", "higher is better"
+        ASC = "asc", "lower is better"
+
+    slug = models.CharField(
+        max_length=50,
+        unique=True,
+        validators=[RegexValidator(SLUG_RE, "Lowercase letters, digits and inner hyphens only.")],
+    )
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    order = models.CharField(max_length=4, choices=Order.choices, default=Order.DESC)
+    mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.BEST)
+    periods = models.JSONField(default=default_periods, validators=[_validate_periods])
+    timezone = models.CharField(max_length=64, default="UTC", validators=[_validate_timezone])
+    min_score = models.BigIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(-MAX_SAFE_SCORE), MaxValueValidator(MAX_SAFE_SCORE)],
+        help_text="Smallest value one submission may carry (empty: no bound).",
+    )
+    max_score = models.BigIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(-MAX_SAFE_SCORE), MaxValueValidator(MAX_SAFE_SCORE)],
+        help_text="Largest value one submission may carry (empty: no bound).",
+    )
+    max_submissions_per_minute = models.PositiveIntegerField(
+        default=60,
+        help_text="Per player, over a sliding minute; 0 means no limit.",
+    )
+    presence_timeout_secs = models.PositiveIntegerField(
+        default=DEFAULT_PRESENCE_TIMEOUT_SECS,
+        validators=[MinValueValidator(MIN_PRESENCE_TIMEOUT_SECS), MaxValueValidator(MAX_PRESENCE_TIMEOUT_SECS)],
+        help_text="A player counts as online this many seconds after they were last seen.",
+    )
+    active = models.BooleanField(default=True, help_text="Inactive games refuse submissions and leave listings.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "games_game"
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.slug})"
+
+    def clean(self) -> None:
+        if self.min_score is not None and self.max_score is not None and self.min_score > self.max_score:
+            raise ValidationError({"max_score": "Must not be below the minimum."})
+
+
+class Player(models.Model):
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="players")
+    player_id = models.CharField(max_length=64, validators=[RegexValidator(PLAYER_ID_RE)])
+    display_name = models.CharField(max_length=64, blank=True)
+    hidden = models.BooleanField(default=False, help_text="Hidden players vanish from every board and cannot submit.")
+    first_seen_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "games_player"
+        ordering = ["game", "player_id"]
+        constraints = [models.UniqueConstraint(fields=["game", "player_id"], name="unique_player_per_game")]
+
+    def __str__(self) -> str:
+        return f"{self.display_name or self.player_id} in {self.game.slug}"
+
+
+KEY_PREFIX_LEN = 8
+MAX_REQUESTS_PER_MINUTE = 10_000_000
+
+
+def hash_secret(secret: str) -> str:
+    # The secret is 32 random bytes, so a fast hash is enough: nothing to brute-force.
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class ApiKey(models.Model):
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=KEY_PREFIX_LEN, unique=True, editable=False)
+    secret_hash = models.CharField(max_length=64, editable=False)
+    requests_per_minute = models.PositiveIntegerField(
+        default=6000,
+        # Above this the GCRA step (60,000 ms / limit) drops below what a double resolves
+        # at epoch-ms scale, and the limit would stop limiting.
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_REQUESTS_PER_MINUTE)],
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "games_apikey"
+        ordering = ["game", "-created_at"]
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name or 'unnamed'})"
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_at is not None
+
+    @staticmethod
+    def generate() -> tuple[str, str, str]:
+        """A new key: (full key shown once, visible prefix, stored hash)."""
+        prefix = secrets.token_hex(KEY_PREFIX_LEN // 2)
+        secret = secrets.token_urlsafe(32)
+        return f"lbk_{prefix}_{secret}", prefix, hash_secret(secret)

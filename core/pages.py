@@ -1,0 +1,22 @@
+"""What every server-rendered page shares: the not-found page and query parsing."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+# Board pages list this many entries per page (live boards and archived periods alike).
+PAGE_SIZE = 50
+
+
+def not_found(request: HttpRequest, message: str) -> HttpResponse:
+    return render(request, "not_found.html", {"message": message}, status=404)
+
+
+def positive_int(raw: str | None, default: int) -> int:
+    """A page number from a query string: junk means the default, and it stays in 1..10^6."""
+    try:
+        value = int(raw) if raw else default
+    except ValueError:
+        return default
+    return max(1, min(value, 10**6))

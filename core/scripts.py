@@ -1,0 +1,7 @@
+"""The Lua scripts of the ground floor (core/lua/)."""
+
+from __future__ import annotations
+
+from .lua import load
+
+RATE_LIMIT = load(__file__, "rate_limit")

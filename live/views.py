@@ -1,0 +1,142 @@
+"""Server-rendered pages. Each view adapts selectors to a template."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from accounts.selectors import linked_player_id
+from archive import selectors as archive_selectors
+from core import config
+from core.errors import ServiceError
+from core.models import is_player_id
+from core.pages import PAGE_SIZE, not_found, positive_int
+from games import periods, selectors
+from presence import selectors as presence_selectors
+
+from . import events
+
+HOME_TOP_N = 3
+AROUND_RADIUS = 5
+# The game page lists this many of the most recently seen online players.
+PRESENCE_LIST_SIZE = 20
+# The player page's placement history shows this many of the latest finished periods.
+PLACEMENT_HISTORY_SIZE = 30
+
+
+async def home(request: HttpRequest) -> HttpResponse:
+    cards = []
+    for game in await config.list_games():
+        period = periods.DAILY if periods.DAILY in game.periods else game.periods[0]
+        board = await selectors.leaderboard_page(game=game, period=period, limit=HOME_TOP_N)
+        cards.append({"game": game, "board": board})
+    return render(request, "live/home.html", {"cards": cards})
+
+
+async def game_page(request: HttpRequest, game: str) -> HttpResponse:
+    config_ = await config.get_game(game)
+    if config_ is None:
+        return not_found(request, f"There is no game “{game}”.")
+    period = request.GET.get("period") or config_.periods[0]
+    if period not in config_.periods:
+        return not_found(request, f"{config_.name} keeps no “{period}” board.")
+
+    find = (request.GET.get("player") or "").strip()
+    find_error = None
+    if find:
+        if is_player_id(find):
+            standing = await selectors.player_standing(game=config_, period=period, player_id=find)
+            if standing is not None:
+                return redirect(reverse("live:player", args=[config_.slug, find]) + f"?period={period}")
+        find_error = f"No player “{find}” on the {period} board."
+
+    page = positive_int(request.GET.get("page"), 1)
+    board = await selectors.leaderboard_page(
+        game=config_, period=period, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
+    )
+    pages = max(1, -(-board.total // PAGE_SIZE))
+    if page > pages:
+        # A page past the end (an old link after a reset): show the last page instead of nothing.
+        page = pages
+        board = await selectors.leaderboard_page(
+            game=config_, period=period, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
+        )
+    me = await linked_player_id(user=await request.auser(), game_id=config_.id)
+    presence = await presence_selectors.presence_page(game=config_, limit=PRESENCE_LIST_SIZE)
+    shown_ids = [e.player_id for e in board.entries]
+    # The signed-in player's own rank, pinned under the table while their row is on another page.
+    pinned = None
+    if me is not None and me not in shown_ids:
+        pinned = await selectors.player_standing(game=config_, period=period, player_id=me)
+    return render(
+        request,
+        "live/game.html",
+        {
+            "me": me,
+            "pinned": pinned,
+            "online": await presence_selectors.online_among(game=config_, player_ids=shown_ids),
+            "presence": presence,
+            "presence_more": max(0, presence.online - len(presence.players)),
+            "presence_list_size": PRESENCE_LIST_SIZE,
+            "game": config_,
+            "period": period,
+            "periods": selectors.current_periods(game=config_),
+            "board": board,
+            "page": page,
+            "pages": pages,
+            "page_size": PAGE_SIZE,
+            "live_limit_max": events.LIVE_LIMIT_MAX,
+            "previous_page": page - 1 if page > 1 else None,
+            "next_page": page + 1 if page < pages else None,
+            "recent": await selectors.recent_submissions(game=config_, limit=15),
+            "find": find,
+            "find_error": find_error,
+        },
+    )
+
+
+async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpResponse:
+    config_ = await config.get_game(game)
+    if config_ is None:
+        return not_found(request, f"There is no game “{game}”.")
+    if not is_player_id(player_id):
+        return not_found(request, "That is not a valid player id.")
+    period = request.GET.get("period") or config_.periods[0]
+    if period not in config_.periods:
+        return not_found(request, f"{config_.name} keeps no “{period}” board.")
+    overview = await selectors.player_overview(game=config_, player_id=player_id)
+    placements = await archive_selectors.player_placements(
+        game=config_, player_id=player_id, period=period, limit=PLACEMENT_HISTORY_SIZE
+    )
+    # A player with no current score still has a page while they have a past placement.
+    if all(s is None for s in overview.values()) and not (
+        placements or await archive_selectors.has_placements(game=config_, player_id=player_id)
+    ):
+        return not_found(request, f"Player “{player_id}” has no score in {config_.name} in any current period.")
+    try:
+        around = await selectors.players_around(game=config_, period=period, player_id=player_id, radius=AROUND_RADIUS)
+    except ServiceError as error:
+        return not_found(request, error.message)
+    name = next((s.display_name for s in overview.values() if s is not None), None)
+    name = name or (placements[0].display_name if placements else player_id)
+    current = {p.kind: p for p in selectors.current_periods(game=config_)}
+    around_ids = [e.player_id for e in around.entries] if around else []
+    return render(
+        request,
+        "live/player.html",
+        {
+            "game": config_,
+            "player_id": player_id,
+            "display_name": name,
+            "period": period,
+            "periods": list(current.values()),
+            "standings": [(current[kind], standing) for kind, standing in overview.items()],
+            "around": around,
+            "around_radius": AROUND_RADIUS,
+            "presence": await presence_selectors.player_presence(game=config_, player_id=player_id),
+            "online": await presence_selectors.online_among(game=config_, player_ids=around_ids),
+            "placements": placements,
+            "placement_kind": period,
+        },
+    )

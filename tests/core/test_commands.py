@@ -1,0 +1,213 @@
+"""Management commands: thin adapters that turn every bad input into a CommandError."""
+
+from __future__ import annotations
+
+import random
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from core import apikeys, config
+from core.config import GameConfig
+from core.models import ApiKey, Game, Player, hash_secret
+from core.redis import run_sync
+from games import selectors
+from games.management.commands import seed_demo
+
+# The API-key check reads the database from the Redis bridge thread: rows must be committed.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def run(*args: str) -> tuple[str, str]:
+    out, err = StringIO(), StringIO()
+    call_command(*args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_it_creates_a_game_with_every_option():
+    out, _ = run(
+        "creategame",
+        "tetris",
+        "--name",
+        "Tetris",
+        "--mode",
+        "increment",
+        "--order",
+        "asc",
+        "--periods",
+        "daily, all-time",
+        "--timezone",
+        "Europe/Paris",
+        "--description",
+        "Falling blocks",
+        "--min-score",
+        "0",
+        "--max-score",
+        "1000",
+        "--max-per-minute",
+        "10",
+        "--presence-timeout",
+        "90",
+    )
+    assert out == "Created game tetris\n"
+    game = Game.objects.get(slug="tetris")
+    assert (game.name, game.mode, game.order, game.periods, game.timezone) == (
+        "Tetris",
+        "increment",
+        "asc",
+        ["daily", "all-time"],
+        "Europe/Paris",
+    )
+    assert (game.description, game.min_score, game.max_score, game.max_submissions_per_minute) == (
+        "Falling blocks",
+        0,
+        1000,
+        10,
+    )
+    assert game.presence_timeout_secs == 90
+
+
+def test_it_defaults_to_every_period_in_utc():
+    run("creategame", "snake", "--name", "Snake")
+    game = Game.objects.get(slug="snake")
+    assert (game.periods, game.timezone, game.mode, game.order) == (
+        ["daily", "weekly", "monthly", "all-time"],
+        "UTC",
+        "best",
+        "desc",
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--mode", "highest"], "invalid choice: 'highest'"),
+        (["--order", "up"], "invalid choice: 'up'"),
+        (["--periods", "daily,yearly"], "--periods: Unknown periods: yearly"),
+        (["--periods", "daily,daily"], "--periods: Each period may appear once."),
+        (["--periods", ","], "--periods: "),
+        (["--timezone", "Mars/Olympus"], "--timezone: 'Mars/Olympus' is not an IANA time zone name"),
+        (["--min-score", "10", "--max-score", "5"], "--max-score: Must not be below the minimum."),
+        (["--min-score", "ten"], "invalid int value: 'ten'"),
+        (["--max-per-minute", "-1"], "--max-per-minute: must be 0"),
+    ],
+)
+def test_it_refuses_bad_options_with_a_clear_message(extra, message):
+    with pytest.raises(CommandError) as caught:
+        run("creategame", "tetris", "--name", "Tetris", *extra)
+    assert message in str(caught.value)
+    assert not Game.objects.exists()
+
+
+@pytest.mark.parametrize("slug", ["Tetris", "-tetris", "tetris-", "te_tris", "t" * 51])
+def test_it_refuses_a_bad_slug(slug):
+    with pytest.raises(CommandError) as caught:
+        run("creategame", "--name", "Tetris", "--", slug)
+    assert str(caught.value).startswith("SLUG: ")
+    assert not Game.objects.exists()
+
+
+def test_it_reports_every_problem_at_once():
+    with pytest.raises(CommandError) as caught:
+        run("creategame", "Bad Slug", "--name", "x", "--timezone", "Nowhere", "--periods", "hourly")
+    lines = str(caught.value).splitlines()
+    assert [line.split(":")[0] for line in lines] == ["SLUG", "--periods", "--timezone"]
+
+
+def test_it_refuses_a_duplicate_slug():
+    run("creategame", "tetris", "--name", "Tetris")
+    with pytest.raises(CommandError, match=r"A game with slug 'tetris' already exists\."):
+        run("creategame", "tetris", "--name", "Tetris again")
+    assert Game.objects.get().name == "Tetris"
+
+
+def test_it_requires_a_name():
+    with pytest.raises(CommandError, match="--name"):
+        run("creategame", "tetris")
+
+
+def test_it_prints_only_the_new_key_and_the_key_works(make_game):
+    make_game("tetris")
+    out, err = run("createapikey", "tetris", "--name", "eu-servers", "--requests-per-minute", "120")
+    raw = out.rstrip("\n")
+    assert out.count("\n") == 1 and raw.startswith("lbk_") and " " not in raw
+    api_key = ApiKey.objects.get()
+    assert (api_key.name, api_key.requests_per_minute) == ("eu-servers", 120)
+    assert raw.split("_")[1] == api_key.prefix and raw not in err
+    assert api_key.secret_hash == hash_secret(raw.split("_", 2)[2]) != raw
+
+    authorized = run_sync(lambda: apikeys.request_authorize(raw_key=raw, game_slug="tetris"))
+    assert authorized.api_key.prefix == api_key.prefix
+    assert authorized.rate_headers["RateLimit-Policy"] == '"api-key";q=120;w=60'
+
+
+def test_it_refuses_a_key_for_an_unknown_game():
+    with pytest.raises(CommandError, match="No game 'nope'"):
+        run("createapikey", "nope")
+    assert not ApiKey.objects.exists()
+
+
+def test_it_refuses_a_key_with_no_requests_per_minute(make_game):
+    make_game("tetris")
+    with pytest.raises(CommandError, match="--requests-per-minute: "):
+        run("createapikey", "tetris", "--requests-per-minute", "0")
+    assert not ApiKey.objects.exists()
+
+
+def daily_board(slug: str = seed_demo.DEMO_SLUG, period: str = "daily", limit: int = 400) -> selectors.Board:
+    game = GameConfig.from_model(Game.objects.get(slug=slug), "0")
+    return run_sync(lambda: selectors.leaderboard_page(game=game, period=period, limit=limit))
+
+
+def test_it_seeds_the_demo_once():
+    out, _ = run("seed_demo")
+    assert out == "Seeded game demo with 300 players (" + out.split("(")[1]
+    game = Game.objects.get(slug="demo")
+    assert (game.name, game.mode, game.order, game.periods) == (
+        "Demo Arena",
+        "best",
+        "desc",
+        ["daily", "weekly", "monthly", "all-time"],
+    )
+    assert "demo data" in game.description.lower() or "fictional" in game.description
+    # The seed ran without the anti-spam limit and leaves the usual one.
+    assert game.max_submissions_per_minute == seed_demo.DEMO_MAX_SUBMISSIONS_PER_MINUTE
+
+    daily = daily_board()
+    assert daily.total == 300
+    names = {e.player_id: e.display_name for e in daily.entries}
+    assert len(names) == 300 and all(names.values())
+    assert len({e.rank for e in daily.entries}) < 300, "some players tie"
+    assert Player.objects.filter(game=game).count() == 300
+    assert dict(Player.objects.filter(game=game).values_list("player_id", "display_name")) == names
+    # Earlier days were played too: all-time keeps some players' better, older scores.
+    all_time = {e.player_id: e.score for e in daily_board(period="all-time").entries}
+    assert sum(all_time[e.player_id] > e.score for e in daily.entries) > 10
+
+    config.invalidate()
+    before = [(e.player_id, e.score) for e in daily_board().entries]
+    out, _ = run("seed_demo")
+    assert out == "Demo game already present\n"
+    assert Game.objects.filter(slug="demo").count() == 1
+    assert Player.objects.count() == 300
+    assert [(e.player_id, e.score) for e in daily_board().entries] == before
+
+
+def test_it_seeds_the_same_demo_on_every_machine():
+    assert seed_demo.gamer_names(random.Random(42), 500) == seed_demo.gamer_names(random.Random(42), 500)
+    run("seed_demo", "--players", "650")
+    assert daily_board(limit=1000).total == 650
+
+
+def test_it_refuses_a_bad_player_count():
+    with pytest.raises(CommandError, match="--players: must be between 1 and"):
+        run("seed_demo", "--players", "0")
+    assert not Game.objects.exists()
+
+
+def test_it_refuses_a_presence_timeout_out_of_range():
+    with pytest.raises(CommandError, match="--presence-timeout: Ensure this value is greater than or equal to 30"):
+        run("creategame", "snake", "--name", "Snake", "--presence-timeout", "5")
+    assert not Game.objects.filter(slug="snake").exists()

@@ -1,0 +1,55 @@
+"""Websocket test helpers shared by the consumer and broadcaster tests."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from channels.testing.websocket import WebsocketCommunicator
+
+from core.config import GameConfig
+from leaderboard_site.asgi import application
+
+ALLOWED_ORIGIN = b"http://127.0.0.1"
+# How long a socket must stay silent to count as "nothing more is coming".
+QUIET_SECS = 0.3
+
+
+class Sockets:
+    """Opens websockets to the ASGI app and closes every one of them after the test."""
+
+    def __init__(self) -> None:
+        self.opened: list[WebsocketCommunicator] = []
+
+    def communicator(self, slug: str = "tetris", origin: bytes | None = ALLOWED_ORIGIN) -> WebsocketCommunicator:
+        headers = [] if origin is None else [(b"origin", origin)]
+        ws = WebsocketCommunicator(application, f"/ws/games/{slug}/", headers=headers)
+        self.opened.append(ws)
+        return ws
+
+    async def open(self, slug: str = "tetris") -> WebsocketCommunicator:
+        ws = self.communicator(slug)
+        connected, _ = await ws.connect()
+        assert connected
+        return ws
+
+    async def close_all(self) -> None:
+        for ws in self.opened:
+            # A socket the server closed or refused may have finished already.
+            with contextlib.suppress(Exception):
+                await ws.disconnect()
+
+
+async def make_config(make_game: Any, slug: str = "tetris", **kwargs: Any) -> GameConfig:
+    kwargs.setdefault("max_submissions_per_minute", 0)
+    game = await sync_to_async(make_game)(slug, **kwargs)
+    return GameConfig.from_model(game, "0")
+
+
+async def drain(ws: WebsocketCommunicator) -> list[dict[str, Any]]:
+    """Every message that arrives until the socket stays quiet (a receive timeout would kill the app)."""
+    messages = []
+    while not await ws.receive_nothing(timeout=QUIET_SECS):
+        messages.append(await ws.receive_json_from())
+    return messages

@@ -1,0 +1,360 @@
+"""Live updates in a real Chromium: the pages follow the board over the websocket.
+
+The live server serves pages, the API and websockets; ``live_broadcaster`` runs the
+real broadcaster over the real Redis pub/sub channel layer (see tests/live_server.py).
+Scores go in through the live server's API, as a game server would post them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from core import apikeys
+from core.clock import now as clock_now
+from core.redis import run_sync
+from games import periods
+from live import events
+from tests.conftest import auth
+from tests.live.test_pages_browser import XSS_NAME, board_rows
+from tests.live_server import DialogWatch, asgi_live_server, browser, live_broadcaster  # noqa: F401  (fixtures)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# A score must show this soon over the socket (the test broadcaster ticks every 100 ms).
+LIVE_WITHIN_MS = 2_000
+# Reconnecting: the first retry waits up to 0.5 s, then the snapshot comes.
+RECONNECT_WITHIN_MS = 5_000
+# Polling: every 5 s, plus the request.
+POLLED_WITHIN_MS = 7_000
+SLUG = "tetris"
+
+# Records every state the indicator goes through, however briefly.
+WATCH_STATES = """() => {
+  const node = document.querySelector("[data-live-status]");
+  window.__states = [node.dataset.state];
+  new MutationObserver(() => window.__states.push(node.dataset.state))
+    .observe(node, { attributes: true, attributeFilter: ["data-state"] });
+}"""
+
+
+class Scores:
+    """Posts scores to the live server's API with a key of the game."""
+
+    def __init__(self, make_game, base_url: str) -> None:
+        game = make_game(SLUG, description="Stack the falling blocks; clear lines.")
+        _, raw_key = apikeys.api_key_create(game=game, name="server")
+        self.client = httpx.Client(base_url=base_url, headers=auth(raw_key), timeout=10)
+
+    def post(self, player_id: str, score: int, name: str | None = None) -> None:
+        body: dict[str, object] = {"player_id": player_id, "score": score}
+        if name is not None:
+            body["display_name"] = name
+        response = self.client.post(f"/api/v1/games/{SLUG}/scores", json=body)
+        assert response.status_code == 200, response.text
+
+    def post_many(self, items: list[tuple[str, int]]) -> None:
+        body = {"scores": [{"player_id": player_id, "score": score} for player_id, score in items]}
+        response = self.client.post(f"/api/v1/games/{SLUG}/scores/batch", json=body)
+        assert response.status_code == 200, response.text
+
+
+@pytest.fixture
+def scores(make_game, asgi_live_server) -> Iterator[Scores]:  # noqa: F811
+    poster = Scores(make_game, asgi_live_server)
+    yield poster
+    poster.client.close()
+
+
+# Counts the slide animations live.js starts (Element.animate; the CSS flashes are not counted).
+COUNT_SLIDES = """
+window.__slides = 0;
+const animate = Element.prototype.animate;
+Element.prototype.animate = function (...args) {
+  window.__slides += 1;
+  return animate.apply(this, args);
+};
+"""
+
+
+def status(page: Page):
+    return page.locator("[data-live-status]")
+
+
+def mark_page(page: Page) -> None:
+    """A marker that only survives if the page is never reloaded."""
+    page.evaluate("window.__sameDocument = true")
+
+
+def assert_same_page(page: Page) -> None:
+    assert page.evaluate("window.__sameDocument === true"), "the page was reloaded"
+
+
+def test_it_patches_the_board_in_place_as_scores_arrive(
+    asgi_live_server,  # noqa: F811
+    live_broadcaster,  # noqa: F811
+    scores,
+    page,
+):
+    page.add_init_script(COUNT_SLIDES)
+    page.goto(f"{asgi_live_server}/games/{SLUG}/")
+    expect(status(page)).to_have_attribute("data-state", "live")
+    expect(status(page)).to_have_text("live")
+    expect(page.locator("[data-live-empty]")).to_be_visible()
+    mark_page(page)
+
+    scores.post("alice", 1200, "Alice")
+    rows = page.locator("table.board tbody tr")
+    expect(rows).to_have_count(1, timeout=LIVE_WITHIN_MS)
+    expect(page.locator("[data-live-empty]")).to_be_hidden()
+    scores.post("bob", 900, "Bob")
+    expect(rows).to_have_count(2, timeout=LIVE_WITHIN_MS)
+    assert board_rows(page) == [["1", "Alice", "1200"], ["2", "Bob", "900"]]
+    expect(page.locator("[data-live-pager-status]")).to_have_text("2 players on the daily board")
+    assert page.locator("tr[data-player-id=bob] a.player").get_attribute("href") == (
+        f"/games/{SLUG}/players/bob/?period=daily"
+    )
+
+    page.evaluate("document.querySelector('tr[data-player-id=bob]').__mark = 'the same node'")
+    scores.post("bob", 3400)
+
+    expect(rows.first).to_have_attribute("data-player-id", "bob", timeout=LIVE_WITHIN_MS)
+    assert board_rows(page) == [["1", "Bob", "3400"], ["2", "Alice", "1200"]]
+    assert page.evaluate("document.querySelector('table.board tbody tr').__mark") == "the same node"
+    assert page.locator(".rank-1").text_content() == "1"
+    assert page.evaluate("window.__slides") == 2  # both rows slid to their new places
+    assert_same_page(page)
+    page.screenshot(path="/tmp/live.png", full_page=True, animations="disabled")
+
+
+def test_it_moves_rows_without_sliding_when_the_reader_prefers_reduced_motion(
+    asgi_live_server,  # noqa: F811
+    live_broadcaster,  # noqa: F811
+    scores,
+    page,
+):
+    scores.post("alice", 1200, "Alice")
+    scores.post("bob", 900, "Bob")
+    page.emulate_media(reduced_motion="reduce")
+    page.add_init_script(COUNT_SLIDES)
+    page.goto(f"{asgi_live_server}/games/{SLUG}/")
+    expect(status(page)).to_have_attribute("data-state", "live")
+
+    scores.post("bob", 3400)
+
+    expect(page.locator("table.board tbody tr").first).to_have_attribute(
+        "data-player-id", "bob", timeout=LIVE_WITHIN_MS
+    )
+    assert board_rows(page) == [["1", "Bob", "3400"], ["2", "Alice", "1200"]]
+    assert page.evaluate("window.__slides") == 0
+
+
+def test_it_reconnects_by_itself_after_the_server_closes_the_socket(
+    asgi_live_server,  # noqa: F811
+    live_broadcaster,  # noqa: F811
+    scores,
+    page,
+):
+    scores.post("alice", 1200, "Alice")
+    page.goto(f"{asgi_live_server}/games/{SLUG}/")
+    expect(status(page)).to_have_attribute("data-state", "live")
+    mark_page(page)
+    page.evaluate(WATCH_STATES)
+
+    run_sync(lambda: events.disconnect_watchers(SLUG, "daily"))
+    page.wait_for_function("window.__states.includes('offline')", timeout=LIVE_WITHIN_MS)
+    scores.post("bob", 3400, "Bob")
+
+    expect(status(page)).to_have_attribute("data-state", "live", timeout=RECONNECT_WITHIN_MS)
+    expect(page.locator("table.board tbody tr").first).to_have_attribute(
+        "data-player-id", "bob", timeout=LIVE_WITHIN_MS
+    )
+    assert board_rows(page) == [["1", "Bob", "3400"], ["2", "Alice", "1200"]]
+    states = page.evaluate("window.__states")
+    assert states[0] == "live" and states[-1] == "live" and "offline" in states, states
+    assert_same_page(page)
+
+    # Still subscribed after the reconnect: the next score arrives live too.
+    scores.post("carol", 5000, "Carol")
+    expect(page.locator("table.board tbody tr").first).to_have_attribute(
+        "data-player-id", "carol", timeout=LIVE_WITHIN_MS
+    )
+
+
+def test_it_empties_the_board_and_moves_the_countdown_on_a_reset(
+    asgi_live_server,  # noqa: F811
+    live_broadcaster,  # noqa: F811
+    scores,
+    page,
+):
+    scores.post("alice", 1200, "Alice")
+    page.goto(f"{asgi_live_server}/games/{SLUG}/")
+    expect(status(page)).to_have_attribute("data-state", "live")
+    mark_page(page)
+    tomorrow = periods.current("daily", "UTC", clock_now() + dt.timedelta(days=1))
+
+    run_sync(lambda: events.send_reset(SLUG, tomorrow))
+
+    expect(page.locator("table.board")).to_be_hidden(timeout=LIVE_WITHIN_MS)
+    expect(page.locator("[data-live-empty]")).to_have_text(re.compile("^No scores on the daily board yet"))
+    expect(page.locator("[data-live-pager]")).to_be_hidden()
+    countdown = page.locator("[data-ends-at]")
+    assert countdown.get_attribute("data-ends-at") == tomorrow.ends_at.isoformat()
+    # site.js counts down to the new target: more than a day away now.
+    expect(countdown).to_have_text(re.compile(r"^1d \d\d:\d\d:\d\d$"))
+    assert_same_page(page)
+
+
+def test_it_shows_a_rank_change_on_the_player_page(
+    asgi_live_server,  # noqa: F811
+    live_broadcaster,  # noqa: F811
+    scores,
+    page,
+):
+    scores.post("alice", 1200, "Alice")
+    scores.post("bob", 900, "Bob")
+    page.goto(f"{asgi_live_server}/games/{SLUG}/players/bob/")
+    expect(status(page)).to_have_attribute("data-state", "live")
+    daily = page.locator(".stat[data-period=daily]")
+    expect(daily.locator(".stat-rank")).to_have_text("#2 of 2")
+    mark_page(page)
+
+    scores.post("carol", 1500, "Carol")
+
+    expect(daily.locator(".stat-rank")).to_have_text("#3 of 3", timeout=LIVE_WITHIN_MS)
+    expect(page.locator(".stat[data-period=all-time] .stat-rank")).to_have_text("#3 of 3")
+    expect(daily.locator(".score")).to_have_text("900")
+    # The table around the player follows too.
+    expect(page.locator("table.board tbody tr")).to_have_count(3, timeout=LIVE_WITHIN_MS)
+
+    scores.post("bob", 2000)
+
+    expect(daily.locator(".stat-rank")).to_have_text("#1 of 3", timeout=LIVE_WITHIN_MS)
+    expect(daily.locator(".score")).to_have_text("2000")
+    expect(page.locator("table.board tbody tr").first).to_have_attribute(
+        "data-player-id", "bob", timeout=LIVE_WITHIN_MS
+    )
+    expect(page.locator("tr.is-me")).to_have_attribute("data-player-id", "bob")
+    assert_same_page(page)
+
+
+def test_it_shows_a_hostile_display_name_arriving_live_as_text(
+    asgi_live_server,  # noqa: F811
+    live_broadcaster,  # noqa: F811
+    scores,
+    page,
+    dialogs,
+):
+    scores.post("alice", 1200, "Alice")
+    page.goto(f"{asgi_live_server}/games/{SLUG}/")
+    expect(status(page)).to_have_attribute("data-state", "live")
+
+    scores.post("mallory", 3000, XSS_NAME)
+
+    name = page.locator("tr[data-player-id=mallory] a.player")
+    expect(name).to_have_text(XSS_NAME, timeout=LIVE_WITHIN_MS)
+    page.wait_for_timeout(200)  # an onerror handler would fire as the image fails to load
+    assert page.locator("img").count() == 0
+    assert dialogs.fired == []
+
+
+def test_it_falls_back_to_polling_when_websockets_are_blocked(
+    asgi_live_server,  # noqa: F811
+    scores,
+    page,
+):
+    # No broadcaster either: only polling can bring the new score.
+    page.route_web_socket(re.compile(r"/ws/"), lambda ws: ws.close())
+    scores.post("alice", 1200, "Alice")
+    page.goto(f"{asgi_live_server}/games/{SLUG}/")
+    expect(status(page)).to_have_attribute("data-state", "offline")
+    expect(status(page)).to_have_text("offline — updating every 5 s")
+    mark_page(page)
+
+    scores.post("bob", 3400, "Bob")
+
+    expect(page.locator("table.board tbody tr").first).to_have_attribute(
+        "data-player-id", "bob", timeout=POLLED_WITHIN_MS
+    )
+    assert board_rows(page) == [["1", "Bob", "3400"], ["2", "Alice", "1200"]]
+    expect(status(page)).to_have_attribute("data-state", "offline")
+    assert_same_page(page)
+
+
+def test_it_polls_the_player_page_when_websockets_are_blocked(
+    asgi_live_server,  # noqa: F811
+    scores,
+    page,
+):
+    page.route_web_socket(re.compile(r"/ws/"), lambda ws: ws.close())
+    scores.post("alice", 1200, "Alice")
+    scores.post("bob", 900, "Bob")
+    page.goto(f"{asgi_live_server}/games/{SLUG}/players/bob/")
+    expect(status(page)).to_have_attribute("data-state", "offline")
+    daily = page.locator(".stat[data-period=daily]")
+    expect(daily.locator(".stat-rank")).to_have_text("#2 of 2")
+
+    scores.post("bob", 2000)
+
+    expect(daily.locator(".stat-rank")).to_have_text("#1 of 2", timeout=POLLED_WITHIN_MS)
+    expect(daily.locator(".stat-detail")).to_have_text("better than 50% of players")
+    expect(page.locator("table.board tbody tr").first).to_have_attribute(
+        "data-player-id", "bob", timeout=LIVE_WITHIN_MS
+    )
+
+
+def test_it_stays_static_beyond_the_top_of_the_board(asgi_live_server, scores, page):  # noqa: F811
+    scores.post_many([(f"p{n:03d}", n) for n in range(101)])
+    page.goto(f"{asgi_live_server}/games/{SLUG}/?page=3")
+
+    expect(status(page)).to_have_attribute("data-state", "static")
+    expect(page.locator("[data-live-pager-status]")).to_have_text("Page 3 of 3 · 101 players")
+
+
+def test_it_updates_the_total_and_the_pager_live(
+    asgi_live_server,  # noqa: F811
+    live_broadcaster,  # noqa: F811
+    scores,
+    page,
+):
+    scores.post_many([(f"p{n:03d}", 1000 + n) for n in range(50)])
+    page.goto(f"{asgi_live_server}/games/{SLUG}/")
+    expect(status(page)).to_have_attribute("data-state", "live")
+    expect(page.locator("[data-live-pager-status]")).to_have_text("50 players on the daily board")
+    expect(page.get_by_role("link", name="Next →")).to_be_hidden()
+
+    scores.post("last", 1)
+
+    expect(page.locator("[data-live-pager-status]")).to_have_text("Page 1 of 2 · 51 players", timeout=LIVE_WITHIN_MS)
+    expect(page.locator("table.board tbody tr")).to_have_count(50)
+    page.get_by_role("link", name="Next →").click()
+
+    # Page 2 is within the top 100, so it follows the board too.
+    expect(page).to_have_url(f"{asgi_live_server}/games/{SLUG}/?period=daily&page=2")
+    expect(status(page)).to_have_attribute("data-state", "live")
+    assert board_rows(page) == [["51", "last", "1"]]
+    scores.post("later", 2)
+
+    expect(page.locator("table.board tbody tr")).to_have_count(2, timeout=LIVE_WITHIN_MS)
+    assert board_rows(page) == [["51", "later", "2"], ["52", "last", "1"]]
+    expect(page.locator("[data-live-pager-status]")).to_have_text("Page 2 of 2 · 52 players")
+
+
+def test_it_does_not_reload_a_live_page_when_the_countdown_reaches_zero(asgi_live_server, scores, page):  # noqa: F811
+    """A live page waits for the server's reset message instead of reloading."""
+    scores.post("alice", 5)
+    loads: list[str] = []
+    page.on("load", lambda loaded: loads.append(loaded.url))
+    page.clock.install(time=clock_now())  # the browser's clock starts at the server's
+    page.goto(f"{asgi_live_server}/games/tetris/?period=daily")
+    expect(status(page)).to_have_attribute("data-state", "live")
+    remaining_ms = page.evaluate("Date.parse(document.querySelector('[data-ends-at]').dataset.endsAt) - Date.now()")
+    page.clock.fast_forward(remaining_ms + 1000)
+    page.clock.run_for(3000)
+    page.wait_for_timeout(300)
+    assert len(loads) == 1, loads

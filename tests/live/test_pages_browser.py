@@ -1,0 +1,163 @@
+"""The pages in a real Chromium against the real ASGI app (see tests/live_server.py).
+
+Plain sync tests: Playwright's sync API cannot run inside a running event loop.
+Games and keys are made through services; scores go in through the live server's
+API, as a game server would post them.
+"""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from core import apikeys
+from core.clock import now as clock_now
+from tests.conftest import auth
+from tests.live_server import asgi_live_server, browser  # noqa: F401  (fixtures)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+XSS_NAME = "<img src=x onerror=alert(1)>"
+MOBILE_VIEWPORT = {"width": 375, "height": 812}
+# Long enough for a once-a-second countdown to tick at least once.
+COUNTDOWN_WAIT_MS = 1500
+# site.js reloads 1.5 s after a period ends; a little more than that.
+RELOAD_WAIT_MS = 2500
+
+
+def fill_board(make_game, base_url: str, scores: list[tuple[str, int, str | None]], slug: str = "tetris") -> None:
+    game = make_game(slug, description="Stack the falling blocks; clear lines.")
+    _, raw_key = apikeys.api_key_create(game=game, name="server")
+    with httpx.Client(base_url=base_url, headers=auth(raw_key), timeout=10) as client:
+        for player_id, score, name in scores:
+            body: dict[str, object] = {"player_id": player_id, "score": score}
+            if name is not None:
+                body["display_name"] = name
+            response = client.post(f"/api/v1/games/{slug}/scores", json=body)
+            assert response.status_code == 200, response.text
+
+
+SCORES = [
+    ("alice", 1200, "Alice"),
+    ("bob", 3400, "Bob the Builder"),
+    ("carol", 2100, "Carol"),
+    ("mallory", 3000, XSS_NAME),
+    ("dave", 900, "Dave"),
+    ("erin", 2750, "Erin"),
+]
+
+
+def board_rows(page: Page) -> list[list[str]]:
+    return [
+        [" ".join(cell.split()) for cell in row.locator("td").all_inner_texts()]
+        for row in page.locator("table.board tbody tr").all()
+    ]
+
+
+def test_it_shows_the_board_filled_through_the_api(make_game, asgi_live_server, page, dialogs):  # noqa: F811
+    fill_board(make_game, asgi_live_server, SCORES)
+
+    page.goto(f"{asgi_live_server}/games/tetris/")
+
+    assert board_rows(page) == [
+        ["1", "Bob the Builder", "3400"],
+        ["2", XSS_NAME, "3000"],
+        ["3", "Erin", "2750"],
+        ["4", "Carol", "2100"],
+        ["5", "Alice", "1200"],
+        ["6", "Dave", "900"],
+    ]
+    expect(page.locator(".recent-list li")).to_have_count(len(SCORES))
+    expect(page.locator(".recent-list time").first).to_have_text(re.compile(r"just now|second"))
+    page.screenshot(path="/tmp/game_page.png", full_page=True)
+    page.set_viewport_size(MOBILE_VIEWPORT)
+    page.screenshot(path="/tmp/game_page_mobile.png", full_page=True)
+    assert dialogs.fired == []
+
+
+def test_it_shows_a_hostile_display_name_as_text(make_game, asgi_live_server, page, dialogs):  # noqa: F811
+    fill_board(make_game, asgi_live_server, SCORES)
+
+    for path in ("/", "/games/tetris/", "/games/tetris/players/mallory/"):
+        page.goto(f"{asgi_live_server}{path}")
+        expect(page.get_by_text(XSS_NAME, exact=True).first).to_be_visible()
+        assert page.locator("img").count() == 0
+    page.wait_for_timeout(200)  # an onerror handler would fire as the image fails to load
+
+    assert page.locator("tr[data-player-id=mallory] a.player").text_content() == XSS_NAME
+    assert page.locator("h1").text_content() == XSS_NAME
+    assert dialogs.fired == []
+
+
+def test_it_switches_tabs(make_game, asgi_live_server, page):  # noqa: F811
+    fill_board(make_game, asgi_live_server, SCORES[:2])
+    page.goto(f"{asgi_live_server}/games/tetris/")
+    expect(page.locator(".tab[aria-current=page]")).to_have_text("Daily")
+
+    page.get_by_role("link", name="All-time").click()
+
+    expect(page).to_have_url(f"{asgi_live_server}/games/tetris/?period=all-time")
+    expect(page.locator(".tab[aria-current=page]")).to_have_text("All-time")
+    expect(page.locator(".countdown")).to_have_text("All-time board · never resets")
+    assert board_rows(page) == [["1", "Bob the Builder", "3400"], ["2", "Alice", "1200"]]
+
+
+def test_it_counts_down_to_the_reset(make_game, asgi_live_server, page):  # noqa: F811
+    fill_board(make_game, asgi_live_server, SCORES[:1])
+    page.goto(f"{asgi_live_server}/games/tetris/?period=weekly")
+    countdown = page.locator("[data-ends-at]")
+    expect(countdown).to_have_text(re.compile(r"^(\d+d )?\d\d:\d\d:\d\d$"))
+    before = countdown.text_content()
+
+    page.wait_for_timeout(COUNTDOWN_WAIT_MS)
+
+    assert countdown.text_content() != before
+
+
+def test_it_finds_a_player(make_game, asgi_live_server, page):  # noqa: F811
+    fill_board(make_game, asgi_live_server, SCORES)
+    page.goto(f"{asgi_live_server}/games/tetris/?period=weekly")
+
+    page.get_by_label("Player id").fill("carol")
+    page.get_by_role("button", name="Find").click()
+
+    expect(page).to_have_url(f"{asgi_live_server}/games/tetris/players/carol/?period=weekly")
+    expect(page.locator("h1")).to_have_text("Carol")
+    expect(page.locator("tr.is-me")).to_contain_text("Carol")
+    expect(page.locator(".tab[aria-current=page]")).to_have_text("Weekly")
+
+
+def test_it_says_when_find_a_player_finds_nobody(make_game, asgi_live_server, page):  # noqa: F811
+    fill_board(make_game, asgi_live_server, SCORES[:1])
+    page.goto(f"{asgi_live_server}/games/tetris/")
+
+    page.get_by_label("Player id").fill("ghost")
+    page.get_by_role("button", name="Find").click()
+
+    expect(page.get_by_role("alert")).to_have_text("No player “ghost” on the daily board.")
+
+
+def test_it_reloads_once_when_the_countdown_reaches_zero(make_game, asgi_live_server, page):  # noqa: F811
+    """Without a live socket (a live page gets the server's reset message instead)."""
+    fill_board(make_game, asgi_live_server, SCORES[:1])
+    page.route_web_socket(re.compile(r"/ws/"), lambda ws: ws.close())
+    loads: list[str] = []
+    page.on("load", lambda loaded: loads.append(loaded.url))
+    page.clock.install(time=clock_now())  # the browser's clock starts at the server's
+    page.goto(f"{asgi_live_server}/games/tetris/?period=daily")
+    remaining_ms = page.evaluate("Date.parse(document.querySelector('[data-ends-at]').dataset.endsAt) - Date.now()")
+
+    page.clock.fast_forward(remaining_ms + 1000)
+    expect(page.locator("[data-ends-at]")).to_have_text("now")
+    page.clock.run_for(RELOAD_WAIT_MS)
+    page.wait_for_load_state()
+    expect(page.locator("[data-ends-at]")).not_to_have_text("now")
+
+    # The server still says the same period (its clock did not move): no second reload.
+    page.clock.fast_forward(remaining_ms + 1000)
+    page.clock.run_for(RELOAD_WAIT_MS)
+    page.wait_for_timeout(300)
+    assert len(loads) == 2, loads

@@ -1,0 +1,312 @@
+"""Admin pages and actions, driven through the Django test client as a superuser."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from django.urls import reverse
+
+from accounts.models import PlayerLink
+from archive import ledger
+from core import apikeys
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.models import ApiKey, Game, Player, hash_secret
+from core.redis import run_sync
+from games import selectors, services
+from presence import services as presence_services
+
+# request_authorize reads the database from the Redis bridge thread: rows must be committed.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+RAW_KEY_RE = re.compile(r"lbk_[0-9a-f]{8}_[A-Za-z0-9_-]+")
+
+
+@pytest.fixture
+def game(make_game) -> Game:
+    return make_game("tetris", max_submissions_per_minute=0)
+
+
+def config_of(game: Game) -> GameConfig:
+    game.refresh_from_db()
+    return GameConfig.from_model(game, "0")
+
+
+def submit(game: Game, player_id: str, score: int, name: str | None = None) -> services.Submitted:
+    config = config_of(game)
+    return run_sync(lambda: services.score_submit(game=config, player_id=player_id, score=score, display_name=name))
+
+
+def board(game: Game, period: str = "daily") -> list[tuple[int, str, str, int]]:
+    config = config_of(game)
+    page = run_sync(lambda: selectors.leaderboard_page(game=config, period=period))
+    return [(e.rank, e.player_id, e.display_name, e.score) for e in page.entries]
+
+
+def authorize(raw_key: str, slug: str = "tetris") -> apikeys.Authorized:
+    return run_sync(lambda: apikeys.request_authorize(raw_key=raw_key, game_slug=slug))
+
+
+def game_form(game: Game, *new_keys: dict[str, str], **changes: object) -> dict[str, object]:
+    """The game change form as the browser posts it, with inline rows for ``new_keys``."""
+    existing = list(game.api_keys.order_by("pk")) if game.pk else []
+    data: dict[str, object] = {
+        "name": game.name,
+        "description": game.description,
+        "mode": game.mode,
+        "periods": list(game.periods),
+        "timezone": game.timezone,
+        "min_score": "" if game.min_score is None else game.min_score,
+        "max_score": "" if game.max_score is None else game.max_score,
+        "max_submissions_per_minute": game.max_submissions_per_minute,
+        "presence_timeout_secs": game.presence_timeout_secs,
+        "active": "on" if game.active else "",
+        "api_keys-TOTAL_FORMS": len(existing) + len(new_keys),
+        "api_keys-INITIAL_FORMS": len(existing),
+        "api_keys-MIN_NUM_FORMS": 0,
+        "api_keys-MAX_NUM_FORMS": 1000,
+    }
+    rows = [{"id": k.pk, "name": k.name, "requests_per_minute": k.requests_per_minute} for k in existing]
+    rows += [{"id": "", **k} for k in new_keys]
+    for i, row in enumerate(rows):
+        data.update({f"api_keys-{i}-{field}": value for field, value in row.items()})
+        data[f"api_keys-{i}-game"] = game.pk or ""
+    data.update(changes)
+    return data
+
+
+def change_url(game: Game) -> str:
+    return reverse("admin:core_game_change", args=[game.pk])
+
+
+def shown_keys(response) -> list[str]:
+    return RAW_KEY_RE.findall(response.content.decode())
+
+
+# --------------------------------------------------------------------------- games
+
+
+def test_it_lists_games(admin_client, game, make_game):
+    make_game("snake", mode="increment", order="asc")
+    response = admin_client.get(reverse("admin:core_game_changelist"), {"q": "snake"})
+    assert response.status_code == 200
+    assert b"snake" in response.content and b"/tetris/" not in response.content
+    response = admin_client.get(reverse("admin:core_game_changelist"), {"order__exact": "desc"})
+    assert response.status_code == 200 and b"Tetris" in response.content and b"Snake" not in response.content
+
+
+def test_it_peeks_at_the_live_top_with_names_escaped(admin_client, game):
+    submit(game, "bob", 50, "<b>Bob</b>")
+    submit(game, "alice", 70, "Alice")
+    response = admin_client.get(change_url(game))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "&lt;b&gt;Bob&lt;/b&gt;" in html and "<b>Bob</b>" not in html
+    top = html[html.index("<h4>daily ") :]  # the boards, after the online-now peek
+    assert top.index("Alice") < top.index("&lt;b&gt;Bob")
+    for period in ("daily", "weekly", "monthly", "all-time"):
+        assert f"<h4>{period} " in html
+    assert "2 players" in html
+    # Periods are checkboxes.
+    assert html.count('type="checkbox" name="periods"') == 4
+
+
+def test_it_peeks_at_an_empty_board_and_renders_the_add_page(admin_client, game):
+    assert b"No scores yet." in admin_client.get(change_url(game)).content
+    response = admin_client.get(reverse("admin:core_game_add"))
+    assert response.status_code == 200 and b'name="periods"' in response.content
+
+
+def test_it_edits_periods_with_checkboxes_and_validates_the_timezone(admin_client, game):
+    response = admin_client.post(change_url(game), game_form(game, periods=["weekly", "daily"]))
+    assert response.status_code == 302
+    game.refresh_from_db()
+    assert game.periods == ["daily", "weekly"]
+
+    response = admin_client.post(change_url(game), game_form(game, timezone="Mars/Olympus"))
+    assert response.status_code == 200
+    assert "is not an IANA time zone name" in response.content.decode()
+    response = admin_client.post(change_url(game), game_form(game, periods=[]))
+    assert response.status_code == 200 and b"This field is required." in response.content
+    game.refresh_from_db()
+    assert (game.timezone, game.periods) == ("UTC", ["daily", "weekly"])
+
+
+def test_it_keeps_the_slug_and_order_of_an_existing_game(admin_client, game):
+    response = admin_client.post(change_url(game), game_form(game, slug="other", order="asc", name="Tetris 2"))
+    assert response.status_code == 302
+    game.refresh_from_db()
+    assert (game.slug, game.order, game.name) == ("tetris", "desc", "Tetris 2")
+
+
+def test_it_creates_a_game_with_a_key(admin_client):
+    data = game_form(Game(name="Snake", periods=["all-time"]), {"name": "server", "requests_per_minute": "100"})
+    response = admin_client.post(reverse("admin:core_game_add"), {**data, "slug": "snake", "order": "asc"}, follow=True)
+    assert response.status_code == 200
+    game = Game.objects.get(slug="snake")
+    assert (game.order, game.periods) == ("asc", ["all-time"])
+    [raw] = shown_keys(response)
+    assert authorize(raw, "snake").api_key.requests_per_minute == 100
+
+
+def test_it_shows_a_key_added_inline_once_and_stores_only_its_hash(admin_client, game):
+    response = admin_client.post(
+        change_url(game), game_form(game, {"name": "eu", "requests_per_minute": "600"}), follow=True
+    )
+    assert response.status_code == 200
+    [raw] = shown_keys(response)
+    assert f"New API key for tetris: {raw} — copy it now, it will not be shown again." in response.content.decode()
+
+    api_key = ApiKey.objects.get()
+    assert (api_key.name, api_key.requests_per_minute, api_key.game_id) == ("eu", 600, game.pk)
+    assert raw.split("_")[1] == api_key.prefix
+    assert api_key.secret_hash == hash_secret(raw.split("_", 2)[2]) and raw not in api_key.secret_hash
+    assert authorize(raw).api_key.prefix == api_key.prefix
+
+    # Never again: not on the next page, and saving the game keeps the key unchanged.
+    page = admin_client.get(change_url(game)).content.decode()
+    assert raw not in page and api_key.prefix in page
+    response = admin_client.post(change_url(game), game_form(game), follow=True)
+    assert shown_keys(response) == []
+    assert ApiKey.objects.get().secret_hash == api_key.secret_hash
+
+
+def test_it_shows_a_key_added_in_the_key_admin_once(admin_client, game):
+    response = admin_client.post(
+        reverse("admin:core_apikey_add"), {"game": game.pk, "name": "ops", "requests_per_minute": 50}, follow=True
+    )
+    assert response.status_code == 200
+    [raw] = shown_keys(response)
+    assert "copy it now, it will not be shown again" in response.content.decode()
+    api_key = ApiKey.objects.get()
+    assert api_key.secret_hash != raw and api_key.secret_hash == hash_secret(raw.split("_", 2)[2])
+    assert authorize(raw).api_key.requests_per_minute == 50
+
+    page = admin_client.get(reverse("admin:core_apikey_change", args=[api_key.pk])).content.decode()
+    assert api_key.secret_hash not in page and raw not in page and "secret_hash" not in page
+    listing = admin_client.get(reverse("admin:core_apikey_changelist")).content.decode()
+    assert api_key.prefix in listing and api_key.secret_hash not in listing
+
+
+def test_it_revokes_keys_with_an_action(admin_client, game):
+    api_key, raw = apikeys.api_key_create(game=game, name="server")
+    _, other_raw = apikeys.api_key_create(game=game, name="other")
+    authorize(raw)
+    response = admin_client.post(
+        reverse("admin:core_apikey_changelist"),
+        {"action": "revoke_keys", "_selected_action": [api_key.pk]},
+        follow=True,
+    )
+    assert b"Revoked 1 API key." in response.content
+    with pytest.raises(ServiceError) as caught:
+        authorize(raw)
+    assert (caught.value.status, caught.value.code) == (403, "revoked_api_key")
+    authorize(other_raw)
+    assert ApiKey.objects.get(pk=api_key.pk).revoked
+
+
+# --------------------------------------------------------------------------- players
+
+
+@pytest.fixture
+def players(game) -> dict[str, Player]:
+    submit(game, "alice", 70, "Alice")
+    submit(game, "bob", 50, "Bob")
+    submit(game, "bob", 40)
+    submit(game, "carol", 30, "Carol")
+    services.players_sync_pending()
+    return {p.player_id: p for p in Player.objects.all()}
+
+
+def act_on_players(admin_client, action: str, *chosen: Player):
+    return admin_client.post(
+        reverse("admin:core_player_changelist"),
+        {"action": action, "_selected_action": [p.pk for p in chosen]},
+        follow=True,
+    )
+
+
+def test_it_lists_and_searches_players(admin_client, players):
+    response = admin_client.get(reverse("admin:core_player_changelist"), {"q": "Caro"})
+    assert response.status_code == 200
+    assert b"carol" in response.content and b"alice" not in response.content
+    assert admin_client.get(reverse("admin:core_player_add")).status_code == 403
+
+
+def test_it_hides_and_unhides_players_with_actions(admin_client, game, players):
+    before = {period: board(game, period) for period in ("daily", "all-time")}
+    response = act_on_players(admin_client, "hide_players", players["bob"], players["carol"])
+    assert b"Hid 2 players from every board." in response.content
+    assert board(game) == [(1, "alice", "Alice", 70)]
+    assert Player.objects.filter(hidden=True).count() == 2
+    with pytest.raises(ServiceError) as caught:
+        submit(game, "bob", 99)
+    assert (caught.value.status, caught.value.code) == (403, "player_hidden")
+
+    response = act_on_players(admin_client, "unhide_players", players["bob"])
+    assert b"Unhid 1 player on every board again." in response.content
+    assert board(game) == [(1, "alice", "Alice", 70), (2, "bob", "Bob", 50)]
+    act_on_players(admin_client, "unhide_players", players["carol"])
+    assert {period: board(game, period) for period in before} == before
+    assert not Player.objects.filter(hidden=True).exists()
+
+
+def test_it_renames_and_hides_through_the_change_form(admin_client, game, players):
+    url = reverse("admin:core_player_change", args=[players["bob"].pk])
+    page = admin_client.get(url)
+    assert page.status_code == 200 and b'name="player_id"' not in page.content
+
+    response = admin_client.post(url, {"display_name": "Robert <3", "player_id": "mallory"})
+    assert response.status_code == 302
+    assert board(game)[1] == (2, "bob", "Robert <3", 50)
+    bob = Player.objects.get(pk=players["bob"].pk)
+    assert (bob.player_id, bob.display_name, bob.hidden) == ("bob", "Robert <3", False)
+
+    admin_client.post(url, {"display_name": "Robert <3", "hidden": "on"})
+    assert [e[1] for e in board(game)] == ["alice", "carol"]
+    assert Player.objects.get(pk=bob.pk).hidden
+
+    admin_client.post(url, {"display_name": "Robert <3"})
+    assert board(game)[1] == (2, "bob", "Robert <3", 50)
+    # Renamed in the database already: the next sync has nothing to refresh.
+    assert services.players_sync_pending() == 0
+
+
+# --------------------------------------------------------------------------- presence and links
+
+
+def test_it_peeks_at_who_is_online_on_the_game_page(admin_client, game):
+    submit(game, "alice", 70, "<i>Alice</i>")
+    config = config_of(game)
+    run_sync(lambda: presence_services.watcher_beat(game=config, socket_id="socket-1"))
+
+    html = admin_client.get(change_url(game)).content.decode()
+
+    assert "1 player online · 1 watching (timeout 60 s)" in html
+    assert "&lt;i&gt;Alice&lt;/i&gt;" in html and "<i>Alice</i>" not in html
+
+
+def test_it_shows_each_players_linked_user_and_presence(admin_client, game, players, django_user_model):
+    user = django_user_model.objects.create_user("ada", password="pw-123456789")
+    PlayerLink.objects.create(user=user, game=game, player_id="bob")
+    config = config_of(game)
+    run_sync(lambda: presence_services.presence_report(game=config, online=[], offline=["carol"]))
+
+    listing = admin_client.get(reverse("admin:core_player_changelist")).content.decode()
+    bob = admin_client.get(reverse("admin:core_player_change", args=[players["bob"].pk])).content.decode()
+    carol = admin_client.get(reverse("admin:core_player_change", args=[players["carol"].pk])).content.decode()
+
+    bob_row = re.search(r"<tr[^>]*>(?:(?!</tr>).)*>bob<(?:(?!</tr>).)*</tr>", listing, re.S)
+    assert bob_row is not None and "ada" in bob_row.group(0)
+    assert "ada" in bob and "online now" in bob
+    assert "last seen" in carol
+    # The player's ledger is one click away, and the link opens their events only.
+    ledger.ledger_drain()
+    link = re.search(r'href="([^"]+)">Score events of bob<', bob)
+    assert link is not None
+    events = admin_client.get(html.unescape(link.group(1)))
+    assert events.status_code == 200  # an invalid lookup would redirect to ?e=1
+    listed = {e.player_id for e in events.context["cl"].result_list}
+    assert listed == {"bob"}
