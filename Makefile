@@ -1,5 +1,7 @@
 # Two commands on a fresh machine: `make run` and `make test`.
 PYTHON ?= python3
+# Development settings for everything make runs (production is the settings' default).
+export DEBUG ?= 1
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
@@ -23,6 +25,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 bench: $(STAMP)
 	$(PY) bench/ingest.py

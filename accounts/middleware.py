@@ -11,31 +11,32 @@ and puts the result in place of the lazy object.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
-from django.http import HttpRequest, HttpResponse
+from asgiref.sync import iscoroutinefunction
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
+from django.utils.decorators import sync_and_async_middleware
 
-GetResponse = Callable[[HttpRequest], HttpResponse | Awaitable[HttpResponse]]
+Handler = Callable[[HttpRequest], Any]
 
 
-class AsyncUserMiddleware:
+@sync_and_async_middleware
+def async_user_middleware(get_response: Handler) -> Handler:
     """After AuthenticationMiddleware. In a sync stack (WSGI) an async view still runs
     in an event loop, so the lazy user is loaded there too, before the view."""
+    if iscoroutinefunction(get_response):
 
-    async_capable = True
-    sync_capable = True
+        async def load_async(request: HttpRequest) -> HttpResponseBase:
+            request.user = await request.auser()
+            response: Awaitable[HttpResponseBase] = get_response(request)
+            return await response
 
-    def __init__(self, get_response: GetResponse) -> None:
-        self.get_response = get_response
-        if iscoroutinefunction(get_response):
-            markcoroutinefunction(self)
+        return load_async
 
-    def __call__(self, request: HttpRequest) -> HttpResponse | Awaitable[HttpResponse]:
-        if iscoroutinefunction(self):
-            return self._acall(request)
+    def load_sync(request: HttpRequest) -> HttpResponseBase:
         request.user.is_authenticated  # noqa: B018 - loads the lazy user here, in sync code
-        return self.get_response(request)
+        response: HttpResponseBase = get_response(request)
+        return response
 
-    async def _acall(self, request: HttpRequest) -> HttpResponse:
-        request.user = await request.auser()  # type: ignore[attr-defined]
-        return await self.get_response(request)  # type: ignore[misc]
+    return load_sync

@@ -67,7 +67,7 @@ class ScoreEventAdmin(admin.ModelAdmin):
             return None
         ((game_id, player_id),) = players
         return HttpResponseRedirect(
-            f"{reverse(CORRECT_URL_NAME)}?{urlencode({'game': game_id, 'player_id': player_id})}"
+            f"{reverse(CORRECT_URL_NAME)}?{urlencode({'game': str(game_id), 'player_id': str(player_id)})}"
         )
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, object] | None = None) -> HttpResponse:
@@ -123,7 +123,7 @@ class ScoreEventAdmin(admin.ModelAdmin):
         return True
 
     def _events_url(self, game: Game, player_id: str) -> str:
-        query = urlencode({"game__id__exact": game.pk, "q": player_id})
+        query = urlencode({"game__id__exact": str(game.pk), "q": player_id})
         return f"{reverse('admin:archive_scoreevent_changelist')}?{query}"
 
 

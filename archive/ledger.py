@@ -19,8 +19,9 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from django.conf import settings
 from django.db.models import Q
@@ -122,17 +123,17 @@ async def _ensure_group(slug: str) -> None:
             raise
 
 
-async def _with_group(slug: str, call: Callable[[], object]) -> object:
+async def _with_group(slug: str, call: Callable[[], Awaitable[Any]]) -> Any:
     """Run a group command; if the stream or its group vanished, recreate them and run it again."""
     try:
-        return await call()  # type: ignore[misc]
+        return await call()
     except ResponseError as error:
         if "NOGROUP" not in str(error):
             raise
     # A new game's first drain, or Redis lost the stream: either way, start it afresh.
     logger.info("ledger group of %s was missing: created", slug)
     await _ensure_group(slug)
-    return await call()  # type: ignore[misc]
+    return await call()
 
 
 async def _claim_stale(
@@ -141,12 +142,12 @@ async def _claim_stale(
     """Take over entries other consumers held this long: (cursor for the next call, '0-0' when done; entries)."""
     stream = keys.ledger(slug)
 
-    def call() -> object:
+    def call() -> Awaitable[Any]:
         return get_redis().xautoclaim(
             stream, LEDGER_GROUP, consumer, min_idle_time=min_idle_ms, start_id=start, count=count
         )
 
-    cursor, entries = (await _with_group(slug, call))[:2]  # type: ignore[index]
+    cursor, entries = (await _with_group(slug, call))[:2]
     return cursor, [(event_id, fields) for event_id, fields in entries if event_id is not None]
 
 
@@ -154,11 +155,11 @@ async def _read(slug: str, consumer: str, after: str, count: int) -> list[tuple[
     """Entries after ``after`` of this consumer's pending list ('0'), or new ones ('>')."""
     stream = keys.ledger(slug)
 
-    def call() -> object:
+    def call() -> Awaitable[Any]:
         return get_redis().xreadgroup(LEDGER_GROUP, consumer, {stream: after}, count=count)
 
     reply = await _with_group(slug, call)
-    return list(reply[0][1]) if reply else []  # type: ignore[index]
+    return list(reply[0][1]) if reply else []
 
 
 async def _ack(slug: str, ids: Sequence[str]) -> None:
@@ -248,7 +249,7 @@ def _config(game: Game | GameConfig) -> GameConfig:
 def _check_correction(game: GameConfig, player_id: str, value: int, reason: str) -> None:
     if not is_player_id(player_id):
         raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
-    if isinstance(value, bool) or not isinstance(value, int) or abs(value) > MAX_SAFE_SCORE:
+    if type(value) is not int or abs(value) > MAX_SAFE_SCORE:  # bool and float included
         raise ServiceError(422, "invalid", "Must be an integer with |value| <= 2^53-1.", field="value")
     if game.mode == Game.Mode.INCREMENT:
         # An amount added to the total: the per-submission bounds do not apply, it may be negative.
@@ -352,7 +353,9 @@ class _Replay:
     def _period(self, kind: str, at: dt.datetime) -> periods.Period:
         # Events come in time order: the last period of each kind almost always fits.
         cached = self._spans.get(kind)
-        if cached is not None and (cached.starts_at is None or cached.starts_at <= at < cached.ends_at):  # type: ignore[operator]
+        if cached is not None and (
+            cached.starts_at is None or (cached.ends_at is not None and cached.starts_at <= at < cached.ends_at)
+        ):
             return cached
         period = periods.current(kind, self.config.timezone, at)
         self._spans[kind] = period
@@ -410,7 +413,8 @@ async def _stream_cut(slug: str) -> tuple[StreamId, int]:
 
 
 async def _stream_read(slug: str, start: StreamId, count: int) -> list[tuple[str, dict[str, str]]]:
-    return await get_redis().xrange(keys.ledger(slug), min=f"{start[0]}-{start[1]}", max="+", count=count)
+    entries = await get_redis().xrange(keys.ledger(slug), min=f"{start[0]}-{start[1]}", max="+", count=count)
+    return cast("list[tuple[str, dict[str, str]]]", entries)
 
 
 def _replay_stream(game: Game, replay: _Replay, cursor: StreamId, report: Progress) -> StreamId:
@@ -540,7 +544,7 @@ def leaderboards_rebuild(*, game: Game, progress: Progress | None = None) -> Reb
         newest = ScoreEvent.objects.filter(game=game).order_by("-stream_ms", "-stream_seq").first()
         if newest is not None:
             cut = max(cut, (newest.stream_ms, newest.stream_seq + 1))
-    live = set(run_sync(lambda: get_redis().zrangebyscore(keys.boards_index(slug), now_ms, "+inf")))
+    live = set(cast("list[str]", run_sync(lambda: get_redis().zrangebyscore(keys.boards_index(slug), now_ms, "+inf"))))
     archived = set(
         ArchivedPeriod.objects.filter(game=game, status=ArchivedPeriod.Status.COMPLETE).values_list(
             "period", "period_id"

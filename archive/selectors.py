@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Count, Expression, F, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.db.models.functions import Collate
 
 from core.config import GameConfig
@@ -78,7 +78,7 @@ def _newest_first(rows: QuerySet, prefix: str = "") -> QuerySet:
     return rows.order_by(f"-{prefix}ends_at", f"-{prefix}starts_at", f"{prefix}period")
 
 
-def _byte_order(field: str) -> Expression:
+def _byte_order(field: str) -> Collate | F:
     """``field`` compared byte by byte, as Redis orders the members of equal scores.
 
     PostgreSQL's default collation may be a locale's (en_US sorts 'a' before 'B'
@@ -225,8 +225,8 @@ async def winners(*, archives: Sequence[Archived]) -> dict[int, Entry]:
         .values_list("archived_period_id", "player_id", "rank", "display_name", "score")
     )
     first: dict[int, Entry] = {}
-    async for archive_pk, *entry in rows:
-        first.setdefault(archive_pk, _entry(*entry))
+    async for archive_pk, player_id, rank, display_name, score in rows:
+        first.setdefault(archive_pk, _entry(player_id, rank, display_name, score))
     return first
 
 

@@ -23,6 +23,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from django.conf import settings
 from django.db import transaction
@@ -425,7 +426,8 @@ async def _period_boards(slugs: set[str], now_ms: int) -> dict[str, dict[str, bo
     found: dict[str, dict[str, bool]] = defaultdict(dict)
     for slug in slugs:
         # Entries whose expiry passed name boards already gone (submit_score.lua trims them).
-        for board_key, expiry in await client.zrangebyscore(keys.boards_index(slug), now_ms, "+inf", withscores=True):
+        indexed = await client.zrangebyscore(keys.boards_index(slug), now_ms, "+inf", withscores=True)
+        for board_key, expiry in cast("list[tuple[str, float]]", indexed):
             found[slug][board_key] = expiry != float("inf")
     scanned: list[tuple[str, str]] = []
     async for board_key in client.scan_iter(match=keys.every_game_pattern(), count=CATCH_UP_SCAN_COUNT, _type="zset"):

@@ -8,7 +8,9 @@ Every error is ``{"error": {"code", "message", "field"}}`` with its status.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,16 +19,33 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.renderers import JSONRenderer
+from ninja.responses import NinjaJSONEncoder
 from ninja.security import HttpBearer
 from ninja.signature.utils import get_typed_signature
 
-from . import config
+from . import clock, config
 from .apikeys import Authorized, request_authorize
-from .errors import ServiceError
+from .errors import UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECS, ServiceError, is_unavailable
 from .models import is_player_id
 from .schemas import ErrorOut
 
+logger = logging.getLogger("core.api")
+
+
+class _Encoder(NinjaJSONEncoder):
+    def default(self, o: Any) -> Any:
+        if isinstance(o, dt.datetime):
+            return clock.iso(o)  # one format everywhere: 2026-11-22T10:51:32.598Z
+        return super().default(o)
+
+
+class _Renderer(JSONRenderer):
+    encoder_class = _Encoder
+
+
 api = NinjaAPI(
+    renderer=_Renderer(),
     title="Leaderboard API",
     version="1",
     description='Post scores from game servers; read standings. Errors are `{"error": {"code", "message", "field"}}`.',
@@ -66,7 +85,7 @@ def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespons
     first = exc.errors[0] if exc.errors else {"loc": (), "msg": "Invalid request."}
     loc = [str(part) for part in first.get("loc", ()) if part not in ("body", "payload", "query", "path")]
     field = ".".join(loc) or None
-    message = first.get("msg", "Invalid value.")
+    message = str(first.get("msg", "Invalid value."))
     if first.get("type") == "missing":
         message = "This field is required."
     elif first.get("type") == "extra_forbidden":
@@ -91,12 +110,25 @@ def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     return error_response(request, 413, "body_too_large", "The request body is over 1 MiB.")
 
 
+@api.exception_handler(Exception)
+def _anything_else(request: HttpRequest, exc: Exception) -> HttpResponse:
+    """Redis or the database unreachable: 503 + Retry-After. Anything else is a bug: a
+    logged 500, in the envelope too (never a traceback, DEBUG or not)."""
+    if is_unavailable(exc):
+        logger.warning("%s %s: unavailable (%s: %s)", request.method, request.path, type(exc).__name__, exc)
+        response = error_response(request, 503, "unavailable", UNAVAILABLE_MESSAGE)
+        response["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER_SECS)
+        return response
+    logger.error("%s %s: internal error", request.method, request.path, exc_info=exc)
+    return error_response(request, 500, "internal_error", "Something went wrong on our side; it has been logged.")
+
+
 class BearerKey(HttpBearer):
     """Only documents the scheme and extracts the token; ``@authorized`` checks it.
 
     Async so that ninja awaits it instead of running it on a thread."""
 
-    async def __call__(self, request: HttpRequest) -> str | None:  # type: ignore[override]  # ninja awaits an async auth
+    async def __call__(self, request: HttpRequest) -> str | None:
         scheme, _, token = request.headers.get(self.header, "").partition(" ")
         return token.strip() or None if scheme.lower() == self.openapi_scheme else None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import math
 from dataclasses import dataclass
+from typing import cast
 
 from . import clock, config, keys, scripts
 from .config import ApiKeyConfig, GameConfig
@@ -107,7 +108,7 @@ def api_key_revoke(*, api_key: ApiKey) -> None:
 
 
 async def _last_used_times(slug: str) -> dict[str, str]:
-    return await get_redis().hgetall(keys.api_last_used(slug))
+    return cast("dict[str, str]", await get_redis().hgetall(keys.api_last_used(slug)))
 
 
 def api_keys_sync_last_used() -> int:

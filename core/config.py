@@ -8,13 +8,13 @@ reloads the entry before the submission is applied.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
+from cachetools import TTLCache
 from django.conf import settings
 
-from . import keys
-from .models import ApiKey, Game
+from . import clock, keys
+from .models import SLUG_MAX_CHARS, ApiKey, Game
 from .redis import get_redis
 
 
@@ -77,59 +77,63 @@ class ApiKeyConfig:
     requests_per_minute: int
 
 
-@dataclass
-class _Entry:
-    value: object
-    loaded_at: float
+# Entries each cache holds at most: a flood of unknown game slugs or key prefixes
+# (each cached as "no such thing", so that it costs no database query) evicts the
+# oldest instead of growing the process. Far more than the games and keys a
+# process serves at once.
+CONFIG_CACHE_MAX_ENTRIES = 10_000
 
 
-_games: dict[str, _Entry] = {}
-_keys: dict[str, _Entry] = {}
-_game_list: _Entry | None = None
+class _Caches:
+    def __init__(self) -> None:
+        ttl = settings.GAME_CONFIG_CACHE_SECS
+        self.games: TTLCache[str, GameConfig | None] = TTLCache(CONFIG_CACHE_MAX_ENTRIES, ttl, timer=clock.monotonic)
+        self.keys: TTLCache[str, ApiKeyConfig | None] = TTLCache(CONFIG_CACHE_MAX_ENTRIES, ttl, timer=clock.monotonic)
+        self.game_list: TTLCache[str, list[GameConfig]] = TTLCache(1, ttl, timer=clock.monotonic)
 
 
-def _fresh(entry: _Entry | None) -> bool:
-    return entry is not None and time.monotonic() - entry.loaded_at < settings.GAME_CONFIG_CACHE_SECS
+_caches = _Caches()
 
 
 def invalidate() -> None:
     """Forget everything this process cached (after a local change, and in tests)."""
-    global _game_list
-    _games.clear()
-    _keys.clear()
-    _game_list = None
+    global _caches
+    _caches = _Caches()
 
 
 async def _version(slug: str) -> str:
-    return await get_redis().get(keys.config_version(slug)) or "0"
+    version = await get_redis().get(keys.config_version(slug))
+    return str(version) if version is not None else "0"
 
 
 async def get_game(slug: str, *, min_version: str | None = None) -> GameConfig | None:
     """The game's config, or None if no such game. ``min_version`` forces a reload if older."""
-    entry = _games.get(slug)
-    if _fresh(entry) and (min_version is None or entry.value is None or entry.value.version == min_version):  # type: ignore[union-attr]
-        return entry.value  # type: ignore[union-attr,return-value]
-    version = await _version(slug) if len(slug) <= 50 else "0"
-    game = await Game.objects.filter(slug=slug).afirst() if len(slug) <= 50 else None
+    if len(slug) > SLUG_MAX_CHARS:
+        return None
+    cache = _caches.games
+    if slug in cache:
+        cached = cache[slug]
+        if min_version is None or cached is None or cached.version == min_version:
+            return cached
+    version = await _version(slug)
+    game = await Game.objects.filter(slug=slug).afirst()
     config = GameConfig.from_model(game, version) if game else None
-    _games[slug] = _Entry(config, time.monotonic())
+    cache[slug] = config
     return config
 
 
 async def list_games() -> list[GameConfig]:
     """Active games, by name."""
-    global _game_list
-    if _fresh(_game_list):
-        return _game_list.value  # type: ignore[union-attr,return-value]
-    configs = [GameConfig.from_model(g, "0") async for g in Game.objects.filter(active=True).order_by("name")]
-    _game_list = _Entry(configs, time.monotonic())
-    return configs
+    cache = _caches.game_list
+    if "all" not in cache:
+        cache["all"] = [GameConfig.from_model(g, "0") async for g in Game.objects.filter(active=True).order_by("name")]
+    return cache["all"]
 
 
 async def get_api_key(prefix: str, *, reload: bool = False) -> ApiKeyConfig | None:
-    entry = _keys.get(prefix)
-    if not reload and _fresh(entry):
-        return entry.value  # type: ignore[union-attr,return-value]
+    cache = _caches.keys
+    if not reload and prefix in cache:
+        return cache[prefix]
     key = await ApiKey.objects.select_related("game").filter(prefix=prefix).afirst()
     config = (
         ApiKeyConfig(
@@ -143,5 +147,5 @@ async def get_api_key(prefix: str, *, reload: bool = False) -> ApiKeyConfig | No
         if key
         else None
     )
-    _keys[prefix] = _Entry(config, time.monotonic())
+    cache[prefix] = config
     return config

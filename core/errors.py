@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
-from redis.exceptions import RedisError
+from django.db import InterfaceError, OperationalError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ReadOnlyError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 
 class ServiceError(Exception):
@@ -31,7 +34,24 @@ def not_found(what: str) -> ServiceError:
     return ServiceError(404, "not_found", what)
 
 
-# What Redis being unreachable raises (a refused, reset or timed-out connection).
-REDIS_ERRORS: tuple[type[BaseException], ...] = (RedisError, OSError)
+# What Redis being unreachable raises: a refused, reset or timed-out connection, no
+# free connection in the pool, a Redis still loading its data or read-only. Not
+# ResponseError: a script that fails is a bug (500), not an outage.
+REDIS_ERRORS: tuple[type[BaseException], ...] = (RedisConnectionError, RedisTimeoutError, ReadOnlyError, OSError)
+# ...and the database: refused or lost connections, a locked SQLite file.
+DATABASE_ERRORS: tuple[type[BaseException], ...] = (OperationalError, InterfaceError)
+UNAVAILABLE_ERRORS = REDIS_ERRORS + DATABASE_ERRORS
+# Clients are told to retry after this long while Redis or the database is unreachable:
+# a restart or a failover takes seconds.
+UNAVAILABLE_RETRY_AFTER_SECS = 5
+UNAVAILABLE_MESSAGE = (
+    "The service is briefly unavailable; retry shortly. A write may or may not have been applied: "
+    "retry it with the same Idempotency-Key to apply it exactly once."
+)
 # Admin shows this instead of a 500 when Redis is down.
 REDIS_DOWN_MESSAGE = "Redis is unavailable, so nothing was changed. Try again in a moment."
+
+
+def is_unavailable(error: BaseException) -> bool:
+    """Whether an error means Redis or the database is unreachable (503), not a bug (500)."""
+    return isinstance(error, UNAVAILABLE_ERRORS)

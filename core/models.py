@@ -26,6 +26,7 @@ def is_player_id(value: object) -> bool:
     return isinstance(value, str) and _PLAYER_ID.fullmatch(value) is not None
 
 
+SLUG_MAX_CHARS = 50
 SLUG_RE = r"^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$"
 
 # Presence: a player is online while last seen within the game's timeout. Open pages
@@ -41,7 +42,7 @@ PERIOD_KINDS: tuple[str, ...] = ("daily", "weekly", "monthly", "all-time")
 DEFAULT_PERIODS = PERIOD_KINDS
 
 
-def _validate_periods(value: list[str]) -> None:
+def _validate_periods(value: object) -> None:
     if not isinstance(value, list) or not value:
         raise ValidationError("Choose at least one period.")
     unknown = [p for p in value if p not in PERIOD_KINDS]
@@ -71,7 +72,7 @@ class Game(models.Model):
         ASC = "asc", "lower is better"
 
     slug = models.CharField(
-        max_length=50,
+        max_length=SLUG_MAX_CHARS,
         unique=True,
         validators=[RegexValidator(SLUG_RE, "Lowercase letters, digits and inner hyphens only.")],
     )

@@ -12,6 +12,7 @@ import datetime as dt
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from core import clock, keys
 from core.config import GameConfig
@@ -187,7 +188,7 @@ async def player_overview(*, game: GameConfig, player_id: str) -> dict[str, Stan
 
 
 async def display_name(*, game: GameConfig, player_id: str) -> str | None:
-    return await get_redis().hget(keys.names(game.slug), player_id)
+    return cast("str | None", await get_redis().hget(keys.names(game.slug), player_id))
 
 
 async def recent_submissions(*, game: GameConfig, limit: int = 20) -> list[RecentSubmission]:

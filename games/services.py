@@ -14,6 +14,7 @@ import math
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from django.conf import settings
 from django.db import transaction
@@ -78,7 +79,7 @@ class Idempotency:
 def _check(game: GameConfig, item: Submission) -> None:
     if not is_player_id(item.player_id):
         raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
-    if isinstance(item.score, bool) or not isinstance(item.score, int) or abs(item.score) > MAX_SAFE_SCORE:
+    if type(item.score) is not int or abs(item.score) > MAX_SAFE_SCORE:  # bool and float included
         raise ServiceError(422, "invalid", "Must be an integer with |score| <= 2^53-1.", field="score")
     if game.min_score is not None and item.score < game.min_score:
         raise ServiceError(422, "out_of_bounds", f"Must be at least {game.min_score} in this game.", field="score")
@@ -275,7 +276,7 @@ async def _submit_many(
                     results[queued_item.index] = _result(game, queued_item.item.player_id, raw)
                 except ServiceError as error:
                     results[queued_item.index] = error
-    return results  # type: ignore[return-value]
+    return [r for r in results if r is not None]  # every position was filled above
 
 
 # --------------------------------------------------------------------------- players
@@ -327,7 +328,7 @@ def players_sync_pending(*, batch_size: int = PLAYER_SYNC_BATCH_SIZE) -> int:
 async def _set_hidden(slug: str, player_id: str, hide: bool, now_ms: int) -> None:
     client = get_redis()
     while True:
-        boards = await client.zrangebyscore(keys.boards_index(slug), now_ms, "+inf")
+        boards = cast("list[str]", await client.zrangebyscore(keys.boards_index(slug), now_ms, "+inf"))
         key_list = [keys.hidden(slug), keys.boards_index(slug), keys.dirty(slug)]
         for board in boards:
             key_list += [board, keys.hidden_stash(slug, board)]

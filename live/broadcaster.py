@@ -18,6 +18,7 @@ import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, field
+from typing import cast
 
 from redis.exceptions import RedisError
 
@@ -74,7 +75,7 @@ async def tick(*, state: BroadcasterState, games: list[config.GameConfig] | None
                 report.resets += 1
         if await _announce_presence(game, state):
             report.presence += 1
-        dirty = await client.zpopmin(keys.dirty(game.slug), MAX_BOARDS_PER_TICK)
+        dirty = cast("list[tuple[str, float]]", await client.zpopmin(keys.dirty(game.slug), MAX_BOARDS_PER_TICK))
         boards = [by_key[board_key] for board_key, _ in dirty if board_key in by_key]
         if not boards:
             continue  # nothing changed, or only past periods' boards (nobody watches those live)

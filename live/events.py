@@ -14,12 +14,14 @@ channel-layer groups; each consumer trims and filters them for its own socket.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 from collections.abc import Collection
 from typing import Literal, TypedDict
 
 from channels.layers import get_channel_layer
 
+from core import clock
 from games import periods
 from games.selectors import Board, Standing
 from presence.selectors import OnlinePlayer
@@ -113,8 +115,8 @@ def player_group(slug: str, player_id: str) -> str:
 # --------------------------------------------------------------------------- payloads
 
 
-def _iso(moment: object) -> str | None:
-    return None if moment is None else moment.isoformat()  # type: ignore[attr-defined]
+def _iso(moment: dt.datetime | None) -> str | None:
+    return None if moment is None else clock.iso(moment)
 
 
 def standings(board: Board, version: int, online: Collection[str] = ()) -> StandingsPayload:
@@ -178,7 +180,7 @@ def presence(
         "watching": watching,
         "snapshot": snapshot,
         "joined": [
-            {"player_id": p.player_id, "display_name": p.display_name, "last_seen": p.last_seen.isoformat()}
+            {"player_id": p.player_id, "display_name": p.display_name, "last_seen": clock.iso(p.last_seen)}
             for p in joined
         ],
         "left": left,

@@ -78,7 +78,7 @@ class Reported:
 def _check_ids(ids: Sequence[object], field: str) -> list[str]:
     checked: list[str] = []
     for i, player_id in enumerate(ids):
-        if not is_player_id(player_id):
+        if not isinstance(player_id, str) or not is_player_id(player_id):
             raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field=f"{field}[{i}]")
         checked.append(player_id)
     return list(dict.fromkeys(checked))

@@ -8,7 +8,7 @@ time another tenth is done, so a long run does not flood its log.
 from __future__ import annotations
 
 import time
-from typing import TextIO
+from typing import Protocol
 
 # Characters of the bar itself.
 PROGRESS_BAR_WIDTH = 30
@@ -18,10 +18,16 @@ PROGRESS_REDRAW_SECS = 0.1
 PROGRESS_LOG_STEP_PERCENT = 10
 
 
+class Stream(Protocol):
+    def write(self, text: str, /) -> object: ...
+
+    def flush(self) -> None: ...
+
+
 class ProgressBar:
     """``bar = ProgressBar(stderr, "archiving"); bar.update(done, total) ...; bar.close()``."""
 
-    def __init__(self, stream: TextIO, label: str) -> None:
+    def __init__(self, stream: Stream, label: str) -> None:
         self.stream = stream
         self.label = label
         self.tty = bool(getattr(stream, "isatty", lambda: False)())

@@ -13,6 +13,7 @@ from asgiref.sync import sync_to_async
 from channels.testing.websocket import WebsocketCommunicator
 
 from core import keys
+from core.clock import iso
 from core.clock import now as clock_now
 from core.config import GameConfig
 from core.redis import get_redis
@@ -221,7 +222,7 @@ async def test_it_announces_a_period_rollover_once(make_game, sockets):
         "type": "reset",
         "period": "daily",
         "period_id": new_period.id,
-        "resets_at": new_period.ends_at.isoformat(),
+        "resets_at": iso(new_period.ends_at),
     }
     # Another broadcaster reaching the same moment finds the rollover claimed.
     with clock_at(after):

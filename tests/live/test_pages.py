@@ -195,7 +195,7 @@ async def test_it_renders_a_countdown_for_a_period_that_resets(make_game, aclien
     daily = await aclient.get("/games/tetris/?period=daily")
     all_time = await aclient.get("/games/tetris/?period=all-time")
 
-    assert re.search(rb'data-ends-at="\d{4}-\d\d-\d\dT00:00:00\+00:00"', daily.content)
+    assert re.search(rb'data-ends-at="\d{4}-\d\d-\d\dT00:00:00.000Z"', daily.content)
     assert "Resets in" in text(daily.content)
     assert b"data-ends-at" not in all_time.content
     assert "never resets" in text(all_time.content)
