@@ -288,13 +288,20 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
                 bar.update(rows, total)
     elif measure == WINDOW_READ:
         from core.redis import run_sync
+        from games import selectors as board_reads
 
+        board_config = GameConfig.from_model(Game.objects.get(slug=GAME_SLUG), "0")
+        period = periods.parse(periods.DAILY, spec["period_id"], "UTC")
         with clock:
             while rows < total:
-                raw = run_sync(services._window, board_key, names_key, rows, chunk)
-                if len(raw) <= 4:
+                page = run_sync(
+                    lambda offset=rows: board_reads.board_page(
+                        game=board_config, period=period, offset=offset, limit=chunk
+                    )
+                )
+                if not page.entries:
                     break
-                rows += (len(raw) - 4) // 4
+                rows += len(page.entries)
                 bar.update(rows, total)
     elif measure == NAIVE_STANDINGS:
         day = periods.parse(periods.DAILY, spec["naive_period_id"], "UTC")
@@ -345,10 +352,10 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
                 rows += len(entries)
                 bar.update(rows, spec["events"])
     elif measure == NAIVE_EVENTS:
-        # As the drain builds them (ledger._event), but inserted plainly: no duplicate check, no ack.
+        # As the drain builds them (ledger.event_row), but inserted plainly: no duplicate check, no ack.
         for entries in _stream_batches(client, stream, chunk):
             with clock:
-                events = [row for event_id, fields in entries if (row := ledger._event(game.pk, event_id, fields))]
+                events = [row for event_id, fields in entries if (row := ledger.event_row(game.pk, event_id, fields))]
                 ScoreEvent.objects.bulk_create(events)
             rows += len(events)
             bar.update(rows, spec["events"])

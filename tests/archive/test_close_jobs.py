@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from archive import services
 from archive.models import ArchivedPeriod, ArchivedStanding
+from archive.services import close_jobs
 from core import keys
 from core import redis as site_redis
 from core.redis import get_redis, run_sync
@@ -142,7 +143,7 @@ def test_it_reaps_an_expired_claim_and_then_archives_the_job(game):
         assert services.close_jobs_run() == 1
 
     assert ArchivedPeriod.objects.get().status == "complete"
-    assert not run_sync(lambda: services._ack("tetris", JOB, claimed.token))
+    assert not run_sync(lambda: close_jobs._ack("tetris", JOB, claimed.token))
     assert run_sync(lambda: get_redis().hgetall(keys.close_attempts("tetris"))) == {}
     assert zscores(keys.close_claims("tetris")) == {}
 

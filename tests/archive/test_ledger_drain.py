@@ -8,6 +8,7 @@ import logging
 import pytest
 
 from archive import ledger
+from archive.ledger import drain
 from archive.models import ScoreEvent
 from core import keys
 from core.config import GameConfig
@@ -155,7 +156,7 @@ def test_it_stores_once_when_the_crash_came_after_the_insert(game):
     entries = read_without_ack("worker-1")
     appended = stream()
     # The rows were inserted, then the process died before its XACK.
-    ScoreEvent.objects.bulk_create([ledger._event(game.pk, event_id, fields) for event_id, fields in entries])
+    ScoreEvent.objects.bulk_create([ledger.event_row(game.pk, event_id, fields) for event_id, fields in entries])
     assert ledger.ledger_drain(consumer="worker-1") == 3  # handled again...
     assert ScoreEvent.objects.count() == 3  # ...and stored once
     assert rows() == expected(appended)
@@ -262,7 +263,7 @@ def test_it_drops_long_idle_consumers_holding_nothing(game, monkeypatch):
     ledger.ledger_drain(consumer="gone")
     submit(game, "a", 1)
     read_without_ack("holding")
-    monkeypatch.setattr(ledger, "LEDGER_CONSUMER_IDLE_DROP_MS", 0)
+    monkeypatch.setattr(drain, "LEDGER_CONSUMER_IDLE_DROP_MS", 0)
     ledger.ledger_drain(consumer="current")
     consumers = run_sync(lambda: get_redis().xinfo_consumers(keys.ledger("tetris"), ledger.LEDGER_GROUP))
     # 'gone' held nothing; 'holding' keeps its entry until someone claims it.

@@ -23,6 +23,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from archive import ledger, services
+from archive.ledger import rebuild
 from archive.models import ArchivedPeriod, ScoreEvent
 from core import keys
 from core.clock import now as clock_now
@@ -196,7 +197,7 @@ def test_it_replays_each_score_into_its_periods_across_a_dst_change(make_game):
 
 def after_the_first_replay(monkeypatch, land: Callable[[], None]) -> None:
     """Run ``land`` once, right after the rebuild has read the stream to its end."""
-    replay_stream = ledger._replay_stream
+    replay_stream = rebuild._replay_stream
     landed: list[bool] = []
 
     def replay_then_land(*args: object) -> object:
@@ -206,7 +207,7 @@ def after_the_first_replay(monkeypatch, land: Callable[[], None]) -> None:
             land()
         return cursor
 
-    monkeypatch.setattr(ledger, "_replay_stream", replay_then_land)
+    monkeypatch.setattr(rebuild, "_replay_stream", replay_then_land)
 
 
 def test_it_replays_scores_that_land_while_it_runs(make_game, monkeypatch):
@@ -241,7 +242,7 @@ def test_it_gives_up_without_touching_the_boards_when_scores_never_stop(make_gam
     game = make_game("tetris", mode="increment", max_submissions_per_minute=0)
     now = clock_now()
     submit(game, "a", 1, now)
-    monkeypatch.setattr(ledger, "REBUILD_SWAP_ATTEMPTS", 1)
+    monkeypatch.setattr(rebuild, "REBUILD_SWAP_ATTEMPTS", 1)
     before = snapshot("tetris")
     after_the_first_replay(monkeypatch, lambda: submit(game, "b", 2, now))
 

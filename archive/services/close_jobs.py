@@ -1,56 +1,36 @@
-"""Closing finished periods: the close-job queue and the archive of final standings.
+"""The close-job queue: each finished period is archived exactly once, by a job.
 
 The submit script schedules one close job per period board (``'<period>:<id>'`` in
 the game's due ZSET, due at the period's end + ARCHIVE_GRACE_SECS). A beat task
 (:func:`close_jobs_run`) returns expired claims, claims due jobs, archives each
-period into ArchivedPeriod / ArchivedStanding and acknowledges it; a failure is
-retried with exponential backoff and, after CLOSE_JOB_MAX_ATTEMPTS, lands in the
-dead-letter ZSET that admin shows with a retry action. :func:`close_jobs_catch_up`
-schedules any period board that lacks a job (after a Redis restore, say).
-
-The archive (:func:`period_archive`) streams the board by rank, one chunk at a
-time, upserting rows marked with the run's id; rows of other runs are deleted at
-the end, so a re-run after a crash ends with exactly the rows of the board. Only
-then does the Redis board get its retention expiry. See docs/archive.md.
+period (period_archive.py) and acknowledges it; a failure is retried with
+exponential backoff and, after CLOSE_JOB_MAX_ATTEMPTS, lands in the dead-letter
+ZSET that admin shows with a retry action. :func:`close_jobs_catch_up` schedules
+any period board that lacks a job (after a Redis restore, say). See docs/archive.md.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import logging
-import uuid
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
 from django.conf import settings
-from django.db import transaction
-from redis.exceptions import RedisError
 
 from core import clock, keys
-from core.config import GameConfig
 from core.errors import ServiceError
 from core.models import Game
 from core.redis import get_redis, run_sync
 from games import periods
-from games import scripts as board_scripts
 
-from . import scripts
-from .models import ArchivedPeriod, ArchivedStanding
+from .. import scripts
+from ..models import ArchivedPeriod
+from .period_archive import ARCHIVED_PERIODS, CLOSE_JOB_VISIBILITY_SECS, period_archive
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("archive.services")
 
-# Standings read from Redis and written to the database per step: one board_window
-# call (~10 ms of Redis time) and one bulk upsert. Memory holds one chunk at a time.
-ARCHIVE_CHUNK_SIZE = 5000
-# A claimed job is presumed lost (its worker died or hung) when its claim is not
-# extended for this long. The worker extends it after every chunk, so this only
-# has to outlast one chunk plus the start of an archive, with a wide margin.
-CLOSE_JOB_VISIBILITY_SECS = 600
-# The archive lock lives as long as a claim, for the same reason (extended per chunk).
-ARCHIVE_LOCK_SECS = CLOSE_JOB_VISIBILITY_SECS
 # Attempts (failures and expired claims) before a job goes to the dead-letter ZSET.
 CLOSE_JOB_MAX_ATTEMPTS = 5
 # Backoff after the n-th failure: base * 2^(n-1), capped: 30 s, 1, 2, 4 min, then dead.
@@ -68,213 +48,10 @@ CATCH_UP_SCAN_COUNT = 1000
 # Admin lists at most this many dead jobs per game.
 CLOSE_JOBS_DEAD_SHOWN = 1000
 
-ARCHIVED_PERIODS: tuple[str, ...] = tuple(p for p in periods.PERIODS if p != periods.ALL_TIME)
-
-Progress = Callable[[int, int], None]
-
 
 def close_job_name(*, period: str, period_id: str) -> str:
     """The member naming a period's close job (as submit_score.lua writes it)."""
     return f"{period}:{period_id}"
-
-
-# --------------------------------------------------------------------------- the archive
-
-
-def _period(game: Game, period: str, period_id: str) -> periods.Period:
-    if period == periods.ALL_TIME:
-        raise ServiceError(
-            422, "not_archived", "The all-time board never ends, so it is never archived.", field="period"
-        )
-    if period not in ARCHIVED_PERIODS:
-        choices = ", ".join(ARCHIVED_PERIODS)
-        raise ServiceError(422, "invalid", f"Unknown period {period!r}; use one of {choices}.", field="period")
-    try:
-        return periods.parse(period, period_id, game.timezone)
-    except periods.InvalidPeriod as error:
-        raise ServiceError(422, "invalid", f"{error}.", field="period_id") from None
-
-
-async def _lock(lock_key: str, action: str, run: str) -> bool:
-    return bool(await scripts.CLOSE_LOCK(get_redis(), [lock_key], [action, run, ARCHIVE_LOCK_SECS * 1000]))
-
-
-async def _board_state(slug: str, board_key: str) -> tuple[bool, bool]:
-    """Whether the board exists, and whether it is known to have existed (an empty
-    board vanishes from Redis: its last players were hidden into the stash)."""
-    pipe = get_redis().pipeline(transaction=False)
-    pipe.exists(board_key)
-    pipe.zscore(keys.boards_index(slug), board_key)
-    pipe.exists(keys.hidden_stash(slug, board_key))
-    exists, indexed, stashed = await pipe.execute()
-    # '+inf' in the index: written and not yet archived (a retained board's entry is finite).
-    return bool(exists), indexed == float("inf") or bool(stashed)
-
-
-async def _window(board_key: str, names_key: str, offset: int, limit: int) -> list:
-    return await board_scripts.BOARD_WINDOW(get_redis(), [board_key, names_key], ["page", offset, limit])
-
-
-async def _retain(slug: str, board_key: str, now_ms: int) -> None:
-    retention_ms = settings.PERIOD_RETENTION_SECS * 1000
-    await scripts.CLOSE_RETAIN(
-        get_redis(),
-        [board_key, keys.boards_index(slug), keys.hidden_stash(slug, board_key), keys.board_version(board_key)],
-        [retention_ms, now_ms + retention_ms],
-    )
-
-
-def _board_changed(period: periods.Period) -> ServiceError:
-    return ServiceError(
-        409,
-        "board_changed",
-        f"The {period.kind} board {period.id} changed while it was being archived (a player hidden or "
-        "restored); the next attempt archives it again.",
-    )
-
-
-def period_archive(
-    *,
-    game: Game,
-    period: str,
-    period_id: str,
-    force: bool = False,
-    chunk_size: int = ARCHIVE_CHUNK_SIZE,
-    progress: Progress | None = None,
-    after_chunk: Callable[[int], None] | None = None,
-) -> ArchivedPeriod:
-    """Copy a finished period's board into the database; then give the board its retention expiry.
-
-    Idempotent: a complete archive is returned as it is (only the retention expiry
-    is applied if a crash skipped it); an unfinished one (a crash, a snapshot) is
-    archived again, ending with exactly the rows of the board. ``force`` snapshots a
-    period still open (status snapshot; its close job later archives it over).
-
-    ``progress(done, total)`` is called after each chunk; ``after_chunk(index)`` is a
-    test hook (raise in it to simulate a crash). Raises ServiceError: 422 for
-    all-time or a bad period, 409 for an open period without ``force``, a run
-    already in progress, or a board that changed meanwhile; 404 when the board is
-    not in Redis and was never known to exist there (nothing to archive).
-    """
-    now = clock.now()
-    resolved = _period(game, period, period_id)
-    assert resolved.ends_at is not None and resolved.starts_at is not None
-    finished = now >= resolved.ends_at
-    if not finished and not force:
-        raise ServiceError(
-            409,
-            "period_open",
-            f"The {period} period {period_id} is still open (it ends at {resolved.ends_at.isoformat()}); "
-            "force a snapshot to archive it now.",
-        )
-    if chunk_size < 1:
-        raise ServiceError(422, "invalid", "The chunk size must be at least 1.", field="chunk_size")
-    config = GameConfig.from_model(game, "0")
-    slug = game.slug
-    board_key = keys.board(slug, period, period_id)
-    names_key = keys.names(slug)
-    lock_key = keys.archive_lock(slug, period, period_id)
-    run = uuid.uuid4().hex
-    if not run_sync(_lock, lock_key, "take", run):
-        raise ServiceError(
-            409,
-            "archive_busy",
-            f"The {period} period {period_id} is being archived by another run right now; try again in a few minutes.",
-        )
-    try:
-        existing = ArchivedPeriod.objects.filter(game=game, period=period, period_id=period_id).first()
-        if existing is not None and existing.status == ArchivedPeriod.Status.COMPLETE:
-            run_sync(_retain, slug, board_key, clock.now_ms())
-            return existing
-        exists, known = run_sync(_board_state, slug, board_key)
-        if not exists and not known:
-            raise ServiceError(
-                404,
-                "board_missing",
-                f"No {period} board {period_id} is in Redis and it was never archived: nothing to archive. "
-                "If Redis lost its data, run rebuild_leaderboards first.",
-            )
-        archived, _ = ArchivedPeriod.objects.update_or_create(
-            game=game,
-            period=period,
-            period_id=period_id,
-            defaults={
-                "starts_at": resolved.starts_at,
-                "ends_at": resolved.ends_at,
-                "status": ArchivedPeriod.Status.ARCHIVING if finished else ArchivedPeriod.Status.SNAPSHOT,
-                "run": run,
-            },
-        )
-
-        # Chunks by rank; each after the first re-reads the previous chunk's last player,
-        # so a board that shifted under the read (a player hidden or restored) is noticed.
-        written = 0
-        previous: str | None = None
-        index = 0
-        while True:
-            overlap = 1 if previous is not None else 0
-            raw = run_sync(_window, board_key, names_key, written - overlap, chunk_size + overlap)
-            on_board = int(raw[0])
-            rows = raw[4:]
-            if overlap:
-                if rows and rows[0] == previous:
-                    rows = rows[4:]
-                elif finished:
-                    raise _board_changed(resolved)
-            if not rows:
-                break
-            standings = [
-                ArchivedStanding(
-                    archived_period=archived,
-                    rank=int(rows[i + 2]),
-                    player_id=rows[i],
-                    display_name=rows[i + 3][:64],
-                    score=config.score_from_sort_key(rows[i + 1]),
-                    run=run,
-                )
-                for i in range(0, len(rows), 4)
-            ]
-            with transaction.atomic():
-                ArchivedStanding.objects.bulk_create(
-                    standings,
-                    update_conflicts=True,
-                    unique_fields=["archived_period", "player_id"],
-                    update_fields=["rank", "display_name", "score", "run"],
-                )
-            written += len(standings)
-            previous = standings[-1].player_id
-            if progress is not None:
-                progress(written, max(on_board, written))
-            if not run_sync(_lock, lock_key, "extend", run):
-                raise ServiceError(409, "archive_busy", "This archive run lost its lock to another run; it stopped.")
-            if after_chunk is not None:
-                after_chunk(index)
-            index += 1
-            if written >= on_board:
-                break
-
-        with transaction.atomic():
-            # Rows of earlier runs whose players are no longer on the board (a snapshot
-            # overwritten by the final state, or a crashed run's rows): one DELETE.
-            ArchivedStanding.objects.filter(archived_period=archived).exclude(run=run).delete()
-            total = ArchivedStanding.objects.filter(archived_period=archived).count()
-            if finished and total != run_sync(lambda: get_redis().zcard(board_key)):
-                raise _board_changed(resolved)
-            archived.total = total
-            archived.status = ArchivedPeriod.Status.COMPLETE if finished else ArchivedPeriod.Status.SNAPSHOT
-            archived.archived_at = now
-            archived.save(update_fields=["total", "status", "archived_at"])
-        if finished:
-            # Only now: a board never expires before its archive is complete.
-            run_sync(_retain, slug, board_key, clock.now_ms())
-        return archived
-    finally:
-        # The lock expires by itself: never let a failed release hide the run's own error.
-        with contextlib.suppress(RedisError, OSError):
-            run_sync(_lock, lock_key, "release", run)
-
-
-# --------------------------------------------------------------------------- the close-job queue
 
 
 @dataclass(frozen=True)

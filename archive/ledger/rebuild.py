@@ -1,61 +1,29 @@
-"""The score ledger: every applied score, copied from Redis to the database, and
-replayed into Redis when Redis lost its boards (docs/ledger.md).
-
-- :func:`ledger_drain` (beat task, every few seconds) copies each game's ledger
-  stream into the ScoreEvent table through a consumer group: read, bulk insert,
-  acknowledge. At least once: an entry read but not acknowledged (a crash) is
-  delivered again, and the unique (game, event id) keeps the table free of
-  duplicates.
-- :func:`score_correct` is an admin's correction: applied to the current boards
-  and appended to the ledger in one script, so a replay reproduces it.
-- :func:`leaderboards_rebuild` (``manage.py rebuild_leaderboards``) replays the
-  ledger into temporary keys and swaps them in atomically.
-"""
+"""The rebuild (``manage.py rebuild_leaderboards``): a game's ledger replayed into
+temporary keys, then swapped in atomically, so the boards end as the ledger says."""
 
 from __future__ import annotations
 
 import datetime as dt
-import logging
-import os
-import socket
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast
 
 from django.conf import settings
 from django.db.models import Q
-from redis.exceptions import ResponseError
 
 from core import clock, keys
 from core.config import GameConfig
 from core.errors import ServiceError
-from core.models import MAX_SAFE_SCORE, Game, Player, is_player_id
+from core.models import Game, Player
 from core.redis import get_redis, run_sync
 from games import periods
-from games.services import PeriodStanding
 
-from . import scripts
-from .models import ArchivedPeriod, ScoreEvent
+from .. import scripts
+from ..models import ArchivedPeriod, ScoreEvent
+from .drain import ensure_group, ledger_drain
+from .events import Progress, StreamId, event_row, split_id
 
-logger = logging.getLogger(__name__)
-
-# The consumer group that copies every game's ledger stream to the database. One
-# group: each entry is stored once, whichever drain process reads it.
-LEDGER_GROUP = "ledger-db"
-# Entries per XREADGROUP and per INSERT: one drain every 5 s moves thousands of
-# entries per second in a few round trips, and one INSERT stays well under
-# SQLite's and PostgreSQL's statement limits.
-LEDGER_DRAIN_BATCH = 1000
-# An entry another consumer has held unacknowledged this long is taken over: a
-# drain run takes well under a second per batch, so that consumer has died.
-LEDGER_CLAIM_MIN_IDLE_MS = 60_000
-# At most this many batches are taken over per run (the rest on the next run): a
-# run's length stays bounded however much a dead consumer held.
-LEDGER_CLAIM_BATCHES_PER_RUN = 100
-# Consumers idle this long with nothing pending are dropped from the group: each
-# drain process has its own (host-pid), so restarts would leave them piling up.
-LEDGER_CONSUMER_IDLE_DROP_MS = 24 * 3600 * 1000
 # Rebuild: events per database fetch and per stream read (memory stays flat).
 REBUILD_READ_CHUNK = 5000
 # Rebuild: members per ZADD into a temporary board (one round trip each).
@@ -68,256 +36,6 @@ REBUILD_TEMP_TTL_MS = 3600 * 1000
 # The swap is refused while new ledger entries arrive; each retry replays only
 # those, so a handful of attempts suffices even under steady traffic.
 REBUILD_SWAP_ATTEMPTS = 50
-# An admin's reason for a correction, stored with its ledger entry.
-CORRECTION_REASON_MAX_CHARS = 200
-
-StreamId = tuple[int, int]
-Progress = Callable[[int, int], None]
-
-
-def default_consumer() -> str:
-    """This process's consumer name: its pending entries are its own to re-read after a crash."""
-    return f"{socket.gethostname()}-{os.getpid()}"
-
-
-def _split_id(event_id: str) -> StreamId:
-    ms, _, seq = event_id.partition("-")
-    return int(ms), int(seq)
-
-
-def _event(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | None:
-    """The row of one stream entry (fields as submit_score.lua / score_correct.lua write them)."""
-    try:
-        ms, seq = _split_id(event_id)
-        kind = fields["k"]
-        if kind not in ScoreEvent.Kind.values:
-            raise ValueError(f"unknown kind {kind!r}")
-        return ScoreEvent(
-            game_id=game_id,
-            event_id=event_id,
-            stream_ms=ms,
-            stream_seq=seq,
-            kind=kind,
-            player_id=fields["p"],
-            display_name=fields.get("n", "")[:64],
-            value=int(fields["v"]),
-            mode=fields["m"],
-            at=clock.from_ms(fields["t"]),
-            reason=fields.get("r", "")[:CORRECTION_REASON_MAX_CHARS],
-        )
-    except (KeyError, ValueError) as error:
-        # Only the scripts write the stream; an entry they did not write must not stop the drain.
-        logger.error("ledger entry %s of game %s skipped: %s (%r)", event_id, game_id, error, fields)
-        return None
-
-
-# --------------------------------------------------------------------------- drain
-
-
-async def _ensure_group(slug: str) -> None:
-    # From the start of the stream: after Redis lost its data, every new entry is read.
-    try:
-        await get_redis().xgroup_create(keys.ledger(slug), LEDGER_GROUP, id="0", mkstream=True)
-    except ResponseError as error:
-        if "BUSYGROUP" not in str(error):
-            raise
-
-
-async def _with_group(slug: str, call: Callable[[], Awaitable[Any]]) -> Any:
-    """Run a group command; if the stream or its group vanished, recreate them and run it again."""
-    try:
-        return await call()
-    except ResponseError as error:
-        if "NOGROUP" not in str(error):
-            raise
-    # A new game's first drain, or Redis lost the stream: either way, start it afresh.
-    logger.info("ledger group of %s was missing: created", slug)
-    await _ensure_group(slug)
-    return await call()
-
-
-async def _claim_stale(
-    slug: str, consumer: str, min_idle_ms: int, start: str, count: int
-) -> tuple[str, list[tuple[str, dict[str, str]]]]:
-    """Take over entries other consumers held this long: (cursor for the next call, '0-0' when done; entries)."""
-    stream = keys.ledger(slug)
-
-    def call() -> Awaitable[Any]:
-        return get_redis().xautoclaim(
-            stream, LEDGER_GROUP, consumer, min_idle_time=min_idle_ms, start_id=start, count=count
-        )
-
-    cursor, entries = (await _with_group(slug, call))[:2]
-    return cursor, [(event_id, fields) for event_id, fields in entries if event_id is not None]
-
-
-async def _read(slug: str, consumer: str, after: str, count: int) -> list[tuple[str, dict[str, str]]]:
-    """Entries after ``after`` of this consumer's pending list ('0'), or new ones ('>')."""
-    stream = keys.ledger(slug)
-
-    def call() -> Awaitable[Any]:
-        return get_redis().xreadgroup(LEDGER_GROUP, consumer, {stream: after}, count=count)
-
-    reply = await _with_group(slug, call)
-    return list(reply[0][1]) if reply else []
-
-
-async def _ack(slug: str, ids: Sequence[str]) -> None:
-    await get_redis().xack(keys.ledger(slug), LEDGER_GROUP, *ids)
-
-
-async def _prune_consumers(slug: str, consumer: str) -> int:
-    return await scripts.LEDGER_CONSUMERS_PRUNE(
-        get_redis(), [keys.ledger(slug)], [LEDGER_GROUP, LEDGER_CONSUMER_IDLE_DROP_MS, consumer]
-    )
-
-
-def _store(game: Game, entries: Sequence[tuple[str, dict[str, str]]]) -> int:
-    """Insert the rows of some entries (re-deliveries are skipped by the unique event id);
-    returns how many entries were handled. The caller acks them after."""
-    rows = [row for event_id, fields in entries if fields and (row := _event(game.pk, event_id, fields))]
-    for event_id, fields in entries:
-        if not fields:
-            # Gone from the stream before it was stored: only a manual XTRIM or DEL does that.
-            logger.error("ledger entry %s of %s was trimmed before it was stored", event_id, game.slug)
-    if not rows:
-        return 0
-    # No SELECT to count the truly new ones: it cost a fifth of the drain (bench/archive.py).
-    ScoreEvent.objects.bulk_create(rows, ignore_conflicts=True)
-    return len(rows)
-
-
-def _drain_game(game: Game, *, batch_size: int, consumer: str, claim_min_idle_ms: int) -> int:
-    slug = game.slug
-    stored = 0
-    # Entries a dead consumer held: stored and acknowledged here, a batch at a time.
-    start = "0-0"
-    for _ in range(LEDGER_CLAIM_BATCHES_PER_RUN):
-        start, entries = run_sync(_claim_stale, slug, consumer, claim_min_idle_ms, start, batch_size)
-        if entries:
-            stored += _store(game, entries)
-            run_sync(_ack, slug, [event_id for event_id, _ in entries])
-        if start == "0-0":
-            break
-    # This consumer's pending entries (a crash between read and ack), then new ones.
-    # Each batch is stored, then acknowledged: never acknowledged unstored.
-    for origin in ("0", ">"):
-        after = origin
-        while True:
-            entries = run_sync(_read, slug, consumer, after, batch_size)
-            if entries:
-                stored += _store(game, entries)
-                run_sync(_ack, slug, [event_id for event_id, _ in entries])
-            if len(entries) < batch_size:
-                break
-            if origin == "0":
-                after = entries[-1][0]
-    run_sync(_prune_consumers, slug, consumer)
-    # What the table holds leaves the stream, so its length is the backlog the submit script caps.
-    run_sync(lambda: scripts.LEDGER_TRIM(get_redis(), [keys.ledger(slug)], [LEDGER_GROUP]))
-    return stored
-
-
-def ledger_drain(
-    *,
-    batch_size: int = LEDGER_DRAIN_BATCH,
-    consumer: str | None = None,
-    game: Game | None = None,
-    claim_min_idle_ms: int = LEDGER_CLAIM_MIN_IDLE_MS,
-) -> int:
-    """Copy every game's (or one game's) unstored ledger entries to ScoreEvent; returns entries handled."""
-    consumer = consumer or default_consumer()
-    games = [game] if game is not None else list(Game.objects.only("id", "slug"))
-    return sum(
-        _drain_game(g, batch_size=batch_size, consumer=consumer, claim_min_idle_ms=claim_min_idle_ms) for g in games
-    )
-
-
-# --------------------------------------------------------------------------- corrections
-
-
-@dataclass(frozen=True)
-class Corrected:
-    player_id: str
-    periods: dict[str, PeriodStanding]
-
-
-def _config(game: Game | GameConfig) -> GameConfig:
-    return game if isinstance(game, GameConfig) else GameConfig.from_model(game, "0")
-
-
-def _check_correction(game: GameConfig, player_id: str, value: int, reason: str) -> None:
-    if not is_player_id(player_id):
-        raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
-    if type(value) is not int or abs(value) > MAX_SAFE_SCORE:  # bool and float included
-        raise ServiceError(422, "invalid", "Must be an integer with |value| <= 2^53-1.", field="value")
-    if game.mode == Game.Mode.INCREMENT:
-        # An amount added to the total: the per-submission bounds do not apply, it may be negative.
-        if value == 0:
-            raise ServiceError(422, "invalid", "A correction of 0 changes nothing.", field="value")
-    else:
-        if game.min_score is not None and value < game.min_score:
-            raise ServiceError(422, "out_of_bounds", f"Must be at least {game.min_score} in this game.", field="value")
-        if game.max_score is not None and value > game.max_score:
-            raise ServiceError(422, "out_of_bounds", f"Must be at most {game.max_score} in this game.", field="value")
-    if len(reason) > CORRECTION_REASON_MAX_CHARS:
-        raise ServiceError(422, "invalid", f"At most {CORRECTION_REASON_MAX_CHARS} characters.", field="reason")
-
-
-def score_correct(*, game: Game | GameConfig, player_id: str, value: int, reason: str = "") -> Corrected:
-    """An admin's correction of a player's score on the game's current boards, recorded in the ledger.
-
-    Increment games: ``value`` is added (negative to take away). Best and latest
-    games: the score becomes ``value``, even if that is worse than the best.
-    Raises ServiceError: 422 bad input, 404 unknown player, 403 hidden player
-    (unhide them first), 422 score_overflow (an increment past 2^53-1).
-    """
-    config = _config(game)
-    _check_correction(config, player_id, value, reason)
-    now = clock.now()
-    current = [periods.current(kind, config.timezone, now) for kind in config.periods]
-    slug = config.slug
-    key_list = [
-        keys.names(slug),
-        keys.hidden(slug),
-        keys.boards_index(slug),
-        keys.dirty(slug),
-        keys.close_jobs(slug),
-        keys.ledger(slug),
-        *(keys.board(slug, p.kind, p.id) for p in current),
-    ]
-    args: list[str | int] = [
-        config.mode,
-        clock.to_ms(now),
-        MAX_SAFE_SCORE,
-        len(current),
-        settings.ARCHIVE_GRACE_SECS * 1000,
-        player_id,
-        config.sort_key(value),
-        value,
-        reason,
-    ]
-    for p in current:
-        args += [p.kind, p.id, "" if p.ends_at_ms is None else p.ends_at_ms]
-    raw = run_sync(lambda: scripts.SCORE_CORRECT(get_redis(), key_list, args))
-    if raw[0] == "err":
-        if raw[1] == "unknown":
-            raise ServiceError(404, "player_not_found", f"No player {player_id!r} in this game.", field="player_id")
-        if raw[1] == "hidden":
-            raise ServiceError(
-                403, "player_hidden", "This player is hidden: unhide them before correcting.", field="player_id"
-            )
-        raise ServiceError(
-            422, "score_overflow", f"The {raw[2]} total would pass 2^53-1 and stop being exact.", field="value"
-        )
-    standings = {}
-    for i in range(1, len(raw), 4):
-        kind, period_id, sort_key, rank = raw[i : i + 4]
-        standings[kind] = PeriodStanding(kind, period_id, config.score_from_sort_key(sort_key), int(rank))
-    return Corrected(player_id=player_id, periods=standings)
-
-
-# --------------------------------------------------------------------------- rebuild
 
 
 @dataclass
@@ -404,11 +122,11 @@ class _Replay:
 
 async def _stream_cut(slug: str) -> tuple[StreamId, int]:
     """The first id the stream still holds (older events come from the table), and its length."""
-    await _ensure_group(slug)  # creates the stream if Redis lost it
+    await ensure_group(slug)  # creates the stream if Redis lost it
     info = await get_redis().xinfo_stream(keys.ledger(slug))
     if info["length"]:
-        return _split_id(info["first-entry"][0]), int(info["length"])
-    ms, seq = _split_id(info["last-generated-id"])
+        return split_id(info["first-entry"][0]), int(info["length"])
+    ms, seq = split_id(info["last-generated-id"])
     return (ms, seq + 1), 0
 
 
@@ -422,11 +140,11 @@ def _replay_stream(game: Game, replay: _Replay, cursor: StreamId, report: Progre
     while True:
         entries = run_sync(_stream_read, game.slug, cursor, REBUILD_READ_CHUNK)
         for event_id, fields in entries:
-            event = _event(game.pk, event_id, fields)
+            event = event_row(game.pk, event_id, fields)
             if event is not None:
                 replay.apply(event.kind, event.player_id, event.value, event.display_name, event.mode, event.at)
         if entries:
-            ms, seq = _split_id(entries[-1][0])
+            ms, seq = split_id(entries[-1][0])
             cursor = (ms, seq + 1)
             report(len(entries), 0)
         if len(entries) < REBUILD_READ_CHUNK:

@@ -1,0 +1,162 @@
+"""The drain: every game's ledger stream copied to the ScoreEvent table (a beat task).
+
+Through one consumer group: read, bulk insert, acknowledge. At least once: an
+entry read but not acknowledged (a crash) is delivered again, and the unique
+(game, event id) keeps the table free of duplicates. What the table holds leaves
+the stream, so the stream's length is the backlog the submit script caps.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from redis.exceptions import ResponseError
+
+from core import keys
+from core.models import Game
+from core.redis import get_redis, run_sync
+
+from .. import scripts
+from ..models import ScoreEvent
+from .events import LEDGER_GROUP, event_row, logger
+
+# Entries per XREADGROUP and per INSERT: one drain every 5 s moves thousands of
+# entries per second in a few round trips, and one INSERT stays well under
+# SQLite's and PostgreSQL's statement limits.
+LEDGER_DRAIN_BATCH = 1000
+# An entry another consumer has held unacknowledged this long is taken over: a
+# drain run takes well under a second per batch, so that consumer has died.
+LEDGER_CLAIM_MIN_IDLE_MS = 60_000
+# At most this many batches are taken over per run (the rest on the next run): a
+# run's length stays bounded however much a dead consumer held.
+LEDGER_CLAIM_BATCHES_PER_RUN = 100
+# Consumers idle this long with nothing pending are dropped from the group: each
+# drain process has its own (host-pid), so restarts would leave them piling up.
+LEDGER_CONSUMER_IDLE_DROP_MS = 24 * 3600 * 1000
+
+
+def default_consumer() -> str:
+    """This process's consumer name: its pending entries are its own to re-read after a crash."""
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+async def ensure_group(slug: str) -> None:
+    # From the start of the stream: after Redis lost its data, every new entry is read.
+    try:
+        await get_redis().xgroup_create(keys.ledger(slug), LEDGER_GROUP, id="0", mkstream=True)
+    except ResponseError as error:
+        if "BUSYGROUP" not in str(error):
+            raise
+
+
+async def _with_group(slug: str, call: Callable[[], Awaitable[Any]]) -> Any:
+    """Run a group command; if the stream or its group vanished, recreate them and run it again."""
+    try:
+        return await call()
+    except ResponseError as error:
+        if "NOGROUP" not in str(error):
+            raise
+    # A new game's first drain, or Redis lost the stream: either way, start it afresh.
+    logger.info("ledger group of %s was missing: created", slug)
+    await ensure_group(slug)
+    return await call()
+
+
+async def _claim_stale(
+    slug: str, consumer: str, min_idle_ms: int, start: str, count: int
+) -> tuple[str, list[tuple[str, dict[str, str]]]]:
+    """Take over entries other consumers held this long: (cursor for the next call, '0-0' when done; entries)."""
+    stream = keys.ledger(slug)
+
+    def call() -> Awaitable[Any]:
+        return get_redis().xautoclaim(
+            stream, LEDGER_GROUP, consumer, min_idle_time=min_idle_ms, start_id=start, count=count
+        )
+
+    cursor, entries = (await _with_group(slug, call))[:2]
+    return cursor, [(event_id, fields) for event_id, fields in entries if event_id is not None]
+
+
+async def _read(slug: str, consumer: str, after: str, count: int) -> list[tuple[str, dict[str, str]]]:
+    """Entries after ``after`` of this consumer's pending list ('0'), or new ones ('>')."""
+    stream = keys.ledger(slug)
+
+    def call() -> Awaitable[Any]:
+        return get_redis().xreadgroup(LEDGER_GROUP, consumer, {stream: after}, count=count)
+
+    reply = await _with_group(slug, call)
+    return list(reply[0][1]) if reply else []
+
+
+async def _ack(slug: str, ids: Sequence[str]) -> None:
+    await get_redis().xack(keys.ledger(slug), LEDGER_GROUP, *ids)
+
+
+async def _prune_consumers(slug: str, consumer: str) -> int:
+    return await scripts.LEDGER_CONSUMERS_PRUNE(
+        get_redis(), [keys.ledger(slug)], [LEDGER_GROUP, LEDGER_CONSUMER_IDLE_DROP_MS, consumer]
+    )
+
+
+def _store(game: Game, entries: Sequence[tuple[str, dict[str, str]]]) -> int:
+    """Insert the rows of some entries (re-deliveries are skipped by the unique event id);
+    returns how many entries were handled. The caller acks them after."""
+    rows = [row for event_id, fields in entries if fields and (row := event_row(game.pk, event_id, fields))]
+    for event_id, fields in entries:
+        if not fields:
+            # Gone from the stream before it was stored: only a manual XTRIM or DEL does that.
+            logger.error("ledger entry %s of %s was trimmed before it was stored", event_id, game.slug)
+    if not rows:
+        return 0
+    # No SELECT to count the truly new ones: it cost a fifth of the drain (bench/archive.py).
+    ScoreEvent.objects.bulk_create(rows, ignore_conflicts=True)
+    return len(rows)
+
+
+def _drain_game(game: Game, *, batch_size: int, consumer: str, claim_min_idle_ms: int) -> int:
+    slug = game.slug
+    stored = 0
+    # Entries a dead consumer held: stored and acknowledged here, a batch at a time.
+    start = "0-0"
+    for _ in range(LEDGER_CLAIM_BATCHES_PER_RUN):
+        start, entries = run_sync(_claim_stale, slug, consumer, claim_min_idle_ms, start, batch_size)
+        if entries:
+            stored += _store(game, entries)
+            run_sync(_ack, slug, [event_id for event_id, _ in entries])
+        if start == "0-0":
+            break
+    # This consumer's pending entries (a crash between read and ack), then new ones.
+    # Each batch is stored, then acknowledged: never acknowledged unstored.
+    for origin in ("0", ">"):
+        after = origin
+        while True:
+            entries = run_sync(_read, slug, consumer, after, batch_size)
+            if entries:
+                stored += _store(game, entries)
+                run_sync(_ack, slug, [event_id for event_id, _ in entries])
+            if len(entries) < batch_size:
+                break
+            if origin == "0":
+                after = entries[-1][0]
+    run_sync(_prune_consumers, slug, consumer)
+    # What the table holds leaves the stream, so its length is the backlog the submit script caps.
+    run_sync(lambda: scripts.LEDGER_TRIM(get_redis(), [keys.ledger(slug)], [LEDGER_GROUP]))
+    return stored
+
+
+def ledger_drain(
+    *,
+    batch_size: int = LEDGER_DRAIN_BATCH,
+    consumer: str | None = None,
+    game: Game | None = None,
+    claim_min_idle_ms: int = LEDGER_CLAIM_MIN_IDLE_MS,
+) -> int:
+    """Copy every game's (or one game's) unstored ledger entries to ScoreEvent; returns entries handled."""
+    consumer = consumer or default_consumer()
+    games = [game] if game is not None else list(Game.objects.only("id", "slug"))
+    return sum(
+        _drain_game(g, batch_size=batch_size, consumer=consumer, claim_min_idle_ms=claim_min_idle_ms) for g in games
+    )

@@ -1,0 +1,52 @@
+"""What every part of the ledger shares: the consumer group, stream ids, and the row of one entry."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from core import clock
+
+from ..models import ScoreEvent
+
+logger = logging.getLogger("archive.ledger")
+
+# The consumer group that copies every game's ledger stream to the database. One
+# group: each entry is stored once, whichever drain process reads it.
+LEDGER_GROUP = "ledger-db"
+
+StreamId = tuple[int, int]
+Progress = Callable[[int, int], None]
+# An admin's reason for a correction, stored with its ledger entry.
+CORRECTION_REASON_MAX_CHARS = 200
+
+
+def split_id(event_id: str) -> StreamId:
+    ms, _, seq = event_id.partition("-")
+    return int(ms), int(seq)
+
+
+def event_row(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | None:
+    """The row of one stream entry (fields as submit_score.lua / score_correct.lua write them)."""
+    try:
+        ms, seq = split_id(event_id)
+        kind = fields["k"]
+        if kind not in ScoreEvent.Kind.values:
+            raise ValueError(f"unknown kind {kind!r}")
+        return ScoreEvent(
+            game_id=game_id,
+            event_id=event_id,
+            stream_ms=ms,
+            stream_seq=seq,
+            kind=kind,
+            player_id=fields["p"],
+            display_name=fields.get("n", "")[:64],
+            value=int(fields["v"]),
+            mode=fields["m"],
+            at=clock.from_ms(fields["t"]),
+            reason=fields.get("r", "")[:CORRECTION_REASON_MAX_CHARS],
+        )
+    except (KeyError, ValueError) as error:
+        # Only the scripts write the stream; an entry they did not write must not stop the drain.
+        logger.error("ledger entry %s of game %s skipped: %s (%r)", event_id, game_id, error, fields)
+        return None

@@ -1,0 +1,39 @@
+"""Closing finished periods: the archive of one period (period_archive.py) and the
+close-job queue that runs each exactly once (close_jobs.py)."""
+
+from __future__ import annotations
+
+from .close_jobs import (
+    CLOSE_JOB_MAX_ATTEMPTS,
+    ClaimedJob,
+    CloseQueue,
+    DeadJob,
+    close_job_name,
+    close_job_retry,
+    close_jobs_catch_up,
+    close_jobs_claim,
+    close_jobs_dead,
+    close_jobs_queue,
+    close_jobs_reap,
+    close_jobs_run,
+)
+from .period_archive import ARCHIVE_CHUNK_SIZE, ARCHIVED_PERIODS, CLOSE_JOB_VISIBILITY_SECS, period_archive
+
+__all__ = [
+    "ARCHIVED_PERIODS",
+    "ARCHIVE_CHUNK_SIZE",
+    "CLOSE_JOB_MAX_ATTEMPTS",
+    "CLOSE_JOB_VISIBILITY_SECS",
+    "ClaimedJob",
+    "CloseQueue",
+    "DeadJob",
+    "close_job_name",
+    "close_job_retry",
+    "close_jobs_catch_up",
+    "close_jobs_claim",
+    "close_jobs_dead",
+    "close_jobs_queue",
+    "close_jobs_reap",
+    "close_jobs_run",
+    "period_archive",
+]

@@ -1,0 +1,281 @@
+"""The archive of one finished period: its board copied into ArchivedPeriod /
+ArchivedStanding, then the Redis board given its retention expiry.
+
+The board is streamed by rank, one chunk at a time, upserting rows marked with
+the run's id; rows of other runs are deleted at the end, so a re-run after a
+crash ends with exactly the rows of the board. Only then does the Redis board
+get its expiry: a board never expires unarchived. See docs/archive.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from redis.exceptions import RedisError
+
+from core import clock, keys
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.models import Game
+from core.redis import get_redis, run_sync
+from games import periods
+from games import selectors as board_reads
+
+from .. import scripts
+from ..models import ArchivedPeriod, ArchivedStanding
+
+# Standings read from Redis and written to the database per step: one board_window
+# call (~10 ms of Redis time) and one bulk upsert. Memory holds one chunk at a time.
+ARCHIVE_CHUNK_SIZE = 5000
+# A claimed close job is presumed lost when its claim is not extended for this long
+# (close_jobs.py). The worker extends it after every chunk, so this only has to
+# outlast one chunk plus the start of an archive, with a wide margin.
+CLOSE_JOB_VISIBILITY_SECS = 600
+# The archive lock lives as long as a claim, for the same reason (extended per chunk).
+ARCHIVE_LOCK_SECS = CLOSE_JOB_VISIBILITY_SECS
+
+ARCHIVED_PERIODS: tuple[str, ...] = tuple(p for p in periods.PERIODS if p != periods.ALL_TIME)
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One archive run of one period: what every step needs."""
+
+    game: Game
+    config: GameConfig
+    period: periods.Period
+    finished: bool
+    run: str
+    lock_key: str
+    chunk_size: int
+    progress: Progress | None
+    after_chunk: Callable[[int], None] | None
+
+    @property
+    def board_key(self) -> str:
+        return keys.board(self.game.slug, self.period.kind, self.period.id)
+
+
+def _period(game: Game, period: str, period_id: str) -> periods.Period:
+    if period == periods.ALL_TIME:
+        raise ServiceError(
+            422, "not_archived", "The all-time board never ends, so it is never archived.", field="period"
+        )
+    if period not in ARCHIVED_PERIODS:
+        choices = ", ".join(ARCHIVED_PERIODS)
+        raise ServiceError(422, "invalid", f"Unknown period {period!r}; use one of {choices}.", field="period")
+    try:
+        return periods.parse(period, period_id, game.timezone)
+    except periods.InvalidPeriod as error:
+        raise ServiceError(422, "invalid", f"{error}.", field="period_id") from None
+
+
+async def _lock(lock_key: str, action: str, run: str) -> bool:
+    return bool(await scripts.CLOSE_LOCK(get_redis(), [lock_key], [action, run, ARCHIVE_LOCK_SECS * 1000]))
+
+
+async def _board_state(slug: str, board_key: str) -> tuple[bool, bool]:
+    """Whether the board exists, and whether it is known to have existed (an empty
+    board vanishes from Redis: its last players were hidden into the stash)."""
+    pipe = get_redis().pipeline(transaction=False)
+    pipe.exists(board_key)
+    pipe.zscore(keys.boards_index(slug), board_key)
+    pipe.exists(keys.hidden_stash(slug, board_key))
+    exists, indexed, stashed = await pipe.execute()
+    # '+inf' in the index: written and not yet archived (a retained board's entry is finite).
+    return bool(exists), indexed == float("inf") or bool(stashed)
+
+
+async def _retain(slug: str, board_key: str, now_ms: int) -> None:
+    retention_ms = settings.PERIOD_RETENTION_SECS * 1000
+    await scripts.CLOSE_RETAIN(
+        get_redis(),
+        [board_key, keys.boards_index(slug), keys.hidden_stash(slug, board_key), keys.board_version(board_key)],
+        [retention_ms, now_ms + retention_ms],
+    )
+
+
+def _board_changed(period: periods.Period) -> ServiceError:
+    return ServiceError(
+        409,
+        "board_changed",
+        f"The {period.kind} board {period.id} changed while it was being archived (a player hidden or "
+        "restored); the next attempt archives it again.",
+    )
+
+
+def period_archive(
+    *,
+    game: Game,
+    period: str,
+    period_id: str,
+    force: bool = False,
+    chunk_size: int = ARCHIVE_CHUNK_SIZE,
+    progress: Progress | None = None,
+    after_chunk: Callable[[int], None] | None = None,
+) -> ArchivedPeriod:
+    """Copy a finished period's board into the database; then give the board its retention expiry.
+
+    Idempotent: a complete archive is returned as it is (only the retention expiry
+    is applied if a crash skipped it); an unfinished one (a crash, a snapshot) is
+    archived again, ending with exactly the rows of the board. ``force`` snapshots a
+    period still open (status snapshot; its close job later archives it over).
+
+    ``progress(done, total)`` is called after each chunk; ``after_chunk(index)`` is a
+    test hook (raise in it to simulate a crash). Raises ServiceError: 422 for
+    all-time or a bad period, 409 for an open period without ``force``, a run
+    already in progress, or a board that changed meanwhile; 404 when the board is
+    not in Redis and was never known to exist there (nothing to archive).
+    """
+    resolved = _period(game, period, period_id)
+    assert resolved.ends_at is not None and resolved.starts_at is not None
+    finished = clock.now() >= resolved.ends_at
+    if not finished and not force:
+        raise ServiceError(
+            409,
+            "period_open",
+            f"The {period} period {period_id} is still open (it ends at {clock.iso(resolved.ends_at)}); "
+            "force a snapshot to archive it now.",
+        )
+    if chunk_size < 1:
+        raise ServiceError(422, "invalid", "The chunk size must be at least 1.", field="chunk_size")
+    run = _Run(
+        game=game,
+        config=GameConfig.from_model(game, "0"),
+        period=resolved,
+        finished=finished,
+        run=uuid.uuid4().hex,
+        lock_key=keys.archive_lock(game.slug, period, period_id),
+        chunk_size=chunk_size,
+        progress=progress,
+        after_chunk=after_chunk,
+    )
+    if not run_sync(_lock, run.lock_key, "take", run.run):
+        raise ServiceError(
+            409,
+            "archive_busy",
+            f"The {period} period {period_id} is being archived by another run right now; try again in a few minutes.",
+        )
+    try:
+        return _archive_locked(run)
+    finally:
+        # The lock expires by itself: never let a failed release hide the run's own error.
+        with contextlib.suppress(RedisError, OSError):
+            run_sync(_lock, run.lock_key, "release", run.run)
+
+
+def _archive_locked(run: _Run) -> ArchivedPeriod:
+    period = run.period
+    existing = ArchivedPeriod.objects.filter(game=run.game, period=period.kind, period_id=period.id).first()
+    if existing is not None and existing.status == ArchivedPeriod.Status.COMPLETE:
+        run_sync(_retain, run.game.slug, run.board_key, clock.now_ms())
+        return existing
+    exists, known = run_sync(_board_state, run.game.slug, run.board_key)
+    if not exists and not known:
+        raise ServiceError(
+            404,
+            "board_missing",
+            f"No {period.kind} board {period.id} is in Redis and it was never archived: nothing to archive. "
+            "If Redis lost its data, run rebuild_leaderboards first.",
+        )
+    assert period.starts_at is not None and period.ends_at is not None  # never all-time (see _period)
+    archived, _ = ArchivedPeriod.objects.update_or_create(
+        game=run.game,
+        period=period.kind,
+        period_id=period.id,
+        defaults={
+            "starts_at": period.starts_at,
+            "ends_at": period.ends_at,
+            "status": ArchivedPeriod.Status.ARCHIVING if run.finished else ArchivedPeriod.Status.SNAPSHOT,
+            "run": run.run,
+        },
+    )
+    _copy_board(run, archived)
+    return _complete(run, archived)
+
+
+def _copy_board(run: _Run, archived: ArchivedPeriod) -> None:
+    """Upsert the board's entries in chunks by rank.
+
+    Each chunk after the first re-reads the previous chunk's last player, so a board
+    that shifted under the read (a player hidden or restored) is noticed.
+    """
+    written = 0
+    previous: str | None = None
+    index = 0
+    while True:
+        overlap = 1 if previous is not None else 0
+        board = _read_chunk(run, written - overlap, run.chunk_size + overlap)
+        entries = board.entries
+        if overlap:
+            if entries and entries[0].player_id == previous:
+                entries = entries[1:]
+            elif run.finished:
+                raise _board_changed(run.period)
+        if not entries:
+            return
+        _store_chunk(run, archived, entries)
+        written += len(entries)
+        previous = entries[-1].player_id
+        if run.progress is not None:
+            run.progress(written, max(board.total, written))
+        if not run_sync(_lock, run.lock_key, "extend", run.run):
+            raise ServiceError(409, "archive_busy", "This archive run lost its lock to another run; it stopped.")
+        if run.after_chunk is not None:
+            run.after_chunk(index)
+        index += 1
+        if written >= board.total:
+            return
+
+
+def _read_chunk(run: _Run, offset: int, limit: int) -> board_reads.Board:
+    return run_sync(lambda: board_reads.board_page(game=run.config, period=run.period, offset=offset, limit=limit))
+
+
+def _store_chunk(run: _Run, archived: ArchivedPeriod, entries: list[board_reads.Entry]) -> None:
+    standings = [
+        ArchivedStanding(
+            archived_period=archived,
+            rank=e.rank,
+            player_id=e.player_id,
+            display_name=e.display_name[:64],
+            score=e.score,
+            run=run.run,
+        )
+        for e in entries
+    ]
+    with transaction.atomic():
+        ArchivedStanding.objects.bulk_create(
+            standings,
+            update_conflicts=True,
+            unique_fields=["archived_period", "player_id"],
+            update_fields=["rank", "display_name", "score", "run"],
+        )
+
+
+def _complete(run: _Run, archived: ArchivedPeriod) -> ArchivedPeriod:
+    """Drop rows of earlier runs, count, mark complete (or a snapshot); then the board's retention."""
+    now: dt.datetime = clock.now()
+    with transaction.atomic():
+        # Rows of earlier runs whose players are no longer on the board (a snapshot
+        # overwritten by the final state, or a crashed run's rows): one DELETE.
+        ArchivedStanding.objects.filter(archived_period=archived).exclude(run=run.run).delete()
+        total = ArchivedStanding.objects.filter(archived_period=archived).count()
+        if run.finished and total != run_sync(lambda: get_redis().zcard(run.board_key)):
+            raise _board_changed(run.period)
+        archived.total = total
+        archived.status = ArchivedPeriod.Status.COMPLETE if run.finished else ArchivedPeriod.Status.SNAPSHOT
+        archived.archived_at = now
+        archived.save(update_fields=["total", "status", "archived_at"])
+    if run.finished:
+        # Only now: a board never expires before its archive is complete.
+        run_sync(_retain, run.game.slug, run.board_key, clock.to_ms(now))
+    return archived
