@@ -20,9 +20,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import cast
 
-from redis.exceptions import RedisError
-
 from core import clock, config, keys
+from core.errors import UNAVAILABLE_ERRORS
 from core.redis import get_redis
 from games import periods
 from games import selectors as board_reads
@@ -35,7 +34,7 @@ logger = logging.getLogger(__name__)
 
 # Boards one tick takes from a game's dirty set at most; the rest wait a tick.
 MAX_BOARDS_PER_TICK = 1000
-# After a Redis error the broadcaster waits this long before the next tick.
+# After Redis or the database failed, the broadcaster waits this long before the next tick.
 ERROR_BACKOFF_SECS = 1.0
 
 
@@ -135,8 +134,9 @@ async def run(*, tick_ms: int, stop: asyncio.Event) -> None:
         delay = tick_ms / 1000
         try:
             await tick(state=state)
-        except (RedisError, OSError):
-            logger.exception("broadcaster: Redis unavailable; retrying")
+        except UNAVAILABLE_ERRORS as error:
+            # Redis or the database (the game list) is briefly unreachable: a tick is lost, not the process.
+            logger.warning("broadcaster: %s: %s; retrying in %g s", type(error).__name__, error, ERROR_BACKOFF_SECS)
             delay = ERROR_BACKOFF_SECS
         remaining = delay - (loop.time() - started)
         if remaining > 0:

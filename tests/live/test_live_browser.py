@@ -115,7 +115,7 @@ def test_it_patches_the_board_in_place_as_scores_arrive(
     expect(page.locator("[data-live-empty]")).to_be_hidden()
     scores.post("bob", 900, "Bob")
     expect(rows).to_have_count(2, timeout=LIVE_WITHIN_MS)
-    assert board_rows(page) == [["1", "Alice", "1200"], ["2", "Bob", "900"]]
+    assert board_rows(page) == [["1", "Alice", "1,200"], ["2", "Bob", "900"]]
     expect(page.locator("[data-live-pager-status]")).to_have_text("2 players on the daily board")
     assert page.locator("tr[data-player-id=bob] a.player").get_attribute("href") == (
         f"/games/{SLUG}/players/bob/?period=daily"
@@ -125,7 +125,7 @@ def test_it_patches_the_board_in_place_as_scores_arrive(
     scores.post("bob", 3400)
 
     expect(rows.first).to_have_attribute("data-player-id", "bob", timeout=LIVE_WITHIN_MS)
-    assert board_rows(page) == [["1", "Bob", "3400"], ["2", "Alice", "1200"]]
+    assert board_rows(page) == [["1", "Bob", "3,400"], ["2", "Alice", "1,200"]]
     assert page.evaluate("document.querySelector('table.board tbody tr').__mark") == "the same node"
     assert page.locator(".rank-1").text_content() == "1"
     assert page.evaluate("window.__slides") == 2  # both rows slid to their new places
@@ -151,7 +151,7 @@ def test_it_moves_rows_without_sliding_when_the_reader_prefers_reduced_motion(
     expect(page.locator("table.board tbody tr").first).to_have_attribute(
         "data-player-id", "bob", timeout=LIVE_WITHIN_MS
     )
-    assert board_rows(page) == [["1", "Bob", "3400"], ["2", "Alice", "1200"]]
+    assert board_rows(page) == [["1", "Bob", "3,400"], ["2", "Alice", "1,200"]]
     assert page.evaluate("window.__slides") == 0
 
 
@@ -175,7 +175,7 @@ def test_it_reconnects_by_itself_after_the_server_closes_the_socket(
     expect(page.locator("table.board tbody tr").first).to_have_attribute(
         "data-player-id", "bob", timeout=LIVE_WITHIN_MS
     )
-    assert board_rows(page) == [["1", "Bob", "3400"], ["2", "Alice", "1200"]]
+    assert board_rows(page) == [["1", "Bob", "3,400"], ["2", "Alice", "1,200"]]
     states = page.evaluate("window.__states")
     assert states[0] == "live" and states[-1] == "live" and "offline" in states, states
     assert_same_page(page)
@@ -236,7 +236,7 @@ def test_it_shows_a_rank_change_on_the_player_page(
     scores.post("bob", 2000)
 
     expect(daily.locator(".stat-rank")).to_have_text("#1 of 3", timeout=LIVE_WITHIN_MS)
-    expect(daily.locator(".score")).to_have_text("2000")
+    expect(daily.locator(".score")).to_have_text("2,000")
     expect(page.locator("table.board tbody tr").first).to_have_attribute(
         "data-player-id", "bob", timeout=LIVE_WITHIN_MS
     )
@@ -282,7 +282,7 @@ def test_it_falls_back_to_polling_when_websockets_are_blocked(
     expect(page.locator("table.board tbody tr").first).to_have_attribute(
         "data-player-id", "bob", timeout=POLLED_WITHIN_MS
     )
-    assert board_rows(page) == [["1", "Bob", "3400"], ["2", "Alice", "1200"]]
+    assert board_rows(page) == [["1", "Bob", "3,400"], ["2", "Alice", "1,200"]]
     expect(status(page)).to_have_attribute("data-state", "offline")
     assert_same_page(page)
 

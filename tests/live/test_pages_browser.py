@@ -63,11 +63,11 @@ def test_it_shows_the_board_filled_through_the_api(make_game, asgi_live_server, 
     page.goto(f"{asgi_live_server}/games/tetris/")
 
     assert board_rows(page) == [
-        ["1", "Bob the Builder", "3400"],
-        ["2", XSS_NAME, "3000"],
-        ["3", "Erin", "2750"],
-        ["4", "Carol", "2100"],
-        ["5", "Alice", "1200"],
+        ["1", "Bob the Builder", "3,400"],
+        ["2", XSS_NAME, "3,000"],
+        ["3", "Erin", "2,750"],
+        ["4", "Carol", "2,100"],
+        ["5", "Alice", "1,200"],
         ["6", "Dave", "900"],
     ]
     expect(page.locator(".recent-list li")).to_have_count(len(SCORES))
@@ -102,7 +102,7 @@ def test_it_switches_tabs(make_game, asgi_live_server, page):  # noqa: F811
     expect(page).to_have_url(f"{asgi_live_server}/games/tetris/?period=all-time")
     expect(page.locator(".tab[aria-current=page]")).to_have_text("All-time")
     expect(page.locator(".countdown")).to_have_text("All-time board · never resets")
-    assert board_rows(page) == [["1", "Bob the Builder", "3400"], ["2", "Alice", "1200"]]
+    assert board_rows(page) == [["1", "Bob the Builder", "3,400"], ["2", "Alice", "1,200"]]
 
 
 def test_it_counts_down_to_the_reset(make_game, asgi_live_server, page):  # noqa: F811

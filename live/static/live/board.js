@@ -1,0 +1,132 @@
+// A board table patched in place from live messages or API reads.
+
+import { el, flash, formatScore, motionAllowed, playerHref, setText } from "./dom.js";
+
+const FLIP_DURATION_MS = 350;
+
+// Patches a table.board in place: rows are keyed by data-player-id and keep their DOM
+// nodes, moved rows slide to their new place (FLIP), new rows fade in, changed scores
+// flash. options: slug, period, highlight (a player id or null).
+export function boardTable(table, options) {
+  var body = table.tBodies[0];
+  var flips = new WeakMap();
+
+  // A dot after the player's name while they are online.
+  function setOnline(row, online) {
+    var cell = row.cells[1];
+    if (!cell) return;
+    var dot = cell.querySelector(".presence-dot");
+    if (online && !dot) {
+      dot = el("span", "presence-dot");
+      dot.title = "Online now";
+      dot.setAttribute("role", "img");
+      dot.setAttribute("aria-label", "online");
+      cell.appendChild(dot);
+    } else if (!online && dot) {
+      cell.removeChild(dot);
+    }
+  }
+
+  function setOnlineById(playerId, online) {
+    Array.prototype.forEach.call(body.rows, function (row) {
+      if (row.getAttribute("data-player-id") === playerId) setOnline(row, online);
+    });
+  }
+
+  function createRow(entry) {
+    var row = el("tr");
+    row.setAttribute("data-player-id", entry.player_id);
+    if (options.highlight && entry.player_id === options.highlight) {
+      row.className = "is-me";
+      row.setAttribute("aria-current", "true");
+    }
+    var rankCell = el("td", "col-rank");
+    rankCell.appendChild(el("span", "rank rank-" + entry.rank, String(entry.rank)));
+    var nameCell = el("td");
+    var link = el("a", "player", entry.display_name || entry.player_id);
+    link.href = playerHref(options.slug, entry.player_id, options.period);
+    nameCell.appendChild(link);
+    row.appendChild(rankCell);
+    row.appendChild(nameCell);
+    row.appendChild(el("td", "col-score score", formatScore(entry.score)));
+    if (entry.online === true) setOnline(row, true);
+    return row;
+  }
+
+  function updateRow(row, entry) {
+    var rank = row.querySelector(".rank");
+    if (rank && rank.textContent !== String(entry.rank)) {
+      rank.textContent = String(entry.rank);
+      rank.className = "rank rank-" + entry.rank;
+    }
+    setText(row.querySelector("a.player"), entry.display_name || entry.player_id);
+    var score = row.querySelector(".col-score");
+    if (score && score.textContent.trim() !== formatScore(entry.score)) {
+      score.textContent = formatScore(entry.score);
+      flash(score, "is-changed");
+    }
+    // The JSON API's rows carry no presence: keep the dot as it is then.
+    if (typeof entry.online === "boolean") setOnline(row, entry.online);
+  }
+
+  function patch(entries) {
+    var motion = motionAllowed();
+    var current = new Map();
+    Array.prototype.forEach.call(body.rows, function (row) {
+      current.set(row.getAttribute("data-player-id"), row);
+    });
+    // First: where every row is now (on screen, so a row still sliding starts from where it is seen).
+    var before = new Map();
+    if (motion) {
+      current.forEach(function (row) {
+        before.set(row, row.getBoundingClientRect().top);
+      });
+    }
+    var wanted = [];
+    var fresh = [];
+    var ids = new Set();
+    entries.forEach(function (entry) {
+      if (ids.has(entry.player_id)) return;
+      ids.add(entry.player_id);
+      var row = current.get(entry.player_id);
+      if (row) {
+        updateRow(row, entry);
+      } else {
+        row = createRow(entry);
+        fresh.push(row);
+      }
+      wanted.push(row);
+    });
+    current.forEach(function (row, id) {
+      if (!ids.has(id)) body.removeChild(row);
+    });
+    // insertBefore moves a node that is already in the table: it keeps its identity.
+    wanted.forEach(function (row, index) {
+      var at = body.rows[index];
+      if (at !== row) body.insertBefore(row, at || null);
+    });
+    // Last, invert, play: each moved row starts where it was and slides to its new place.
+    if (motion) {
+      wanted.forEach(function (row) {
+        if (!before.has(row) || typeof row.animate !== "function") return;
+        var delta = before.get(row) - row.getBoundingClientRect().top;
+        var running = flips.get(row);
+        if (running) running.cancel();
+        if (Math.abs(delta) < 1) return;
+        flips.set(
+          row,
+          row.animate([{ transform: "translateY(" + delta + "px)" }, { transform: "translateY(0)" }], {
+            duration: FLIP_DURATION_MS,
+            easing: "cubic-bezier(0.2, 0.7, 0.3, 1)",
+          })
+        );
+      });
+    }
+    fresh.forEach(function (row) {
+      flash(row, "is-new");
+    });
+  }
+
+  return { patch: patch, setOnline: setOnlineById };
+}
+

@@ -1,0 +1,103 @@
+// Small DOM and data helpers shared by the live pages. Data only ever reaches the
+// page through textContent and attributes: nothing here builds HTML from data.
+
+export const API_PREFIX = "/api/v1/games/";
+const FLASH_DURATION_MS = 1200;
+
+export function el(tag, className, text) {
+  var node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = text;
+  return node;
+}
+
+export function setText(node, text) {
+  if (node && node.textContent !== text) node.textContent = text;
+}
+
+export function positiveInt(raw, fallback) {
+  var value = parseInt(raw, 10);
+  return value > 0 ? value : fallback;
+}
+
+export function motionAllowed() {
+  return !(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
+}
+
+const flashTimers = new WeakMap();
+
+// Restarts a short CSS highlight on a node (the class's animation does the fading).
+export function flash(node, className) {
+  clearTimeout(flashTimers.get(node));
+  node.classList.remove(className);
+  void node.offsetWidth; // a reflow, so that re-adding the class restarts its animation
+  node.classList.add(className);
+  flashTimers.set(
+    node,
+    setTimeout(function () {
+      node.classList.remove(className);
+    }, FLASH_DURATION_MS)
+  );
+}
+
+export function plural(count, word) {
+  return formatCount(count) + " " + word + (count === 1 ? "" : "s");
+}
+
+export function playerHref(slug, playerId, period) {
+  return (
+    "/games/" +
+    encodeURIComponent(slug) +
+    "/players/" +
+    encodeURIComponent(playerId) +
+    "/?period=" +
+    encodeURIComponent(period)
+  );
+}
+
+// The JSON at url; null for a 404 (no such player or board); rejects on other failures.
+export function getJSON(url) {
+  return fetch(url, { headers: { Accept: "application/json" }, cache: "no-store", credentials: "same-origin" }).then(
+    function (response) {
+      if (response.status === 404) return null;
+      if (!response.ok) throw new Error("HTTP " + response.status);
+      return response.json();
+    }
+  );
+}
+
+// Only well-formed entries, with the types the table expects.
+export function cleanEntries(list) {
+  if (!Array.isArray(list)) return [];
+  return list.filter(function (entry) {
+    return (
+      entry &&
+      typeof entry.player_id === "string" &&
+      typeof entry.rank === "number" &&
+      typeof entry.score === "number"
+    );
+  });
+}
+
+// Period ids of one kind sort as strings in time order (2026-05-01, 2026-W18, 2026-05).
+export function isNewerPeriod(candidate, current) {
+  return typeof candidate === "string" && candidate > current;
+}
+
+
+// Numbers with thousands separators, as the server renders them (1,234,567).
+const numberFormat = new Intl.NumberFormat("en-US");
+
+export function formatCount(count) {
+  return typeof count === "number" ? numberFormat.format(count) : String(count);
+}
+
+// A score as pages show it (the same as a count, for integer scores).
+export function formatScore(score) {
+  return formatCount(score);
+}
+
+// A score as a page shows it ("1,234,567", "-12") back to its number; NaN if none.
+export function parseScore(text) {
+  return parseInt(String(text).replace(/[^0-9-]/g, ""), 10);
+}

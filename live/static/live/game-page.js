@@ -1,0 +1,178 @@
+// The game page: its board, who is online, the signed-in player's pinned rank.
+
+import { boardTable } from "./board.js";
+import { connection, statusIndicator } from "./connection.js";
+import { API_PREFIX, cleanEntries, el, formatScore, getJSON, isNewerPeriod, plural, positiveInt, setText } from "./dom.js";
+import { presencePanel } from "./presence.js";
+
+// The signed-in player's rank under the table while their row is on another page.
+function pinnedRank(root, me, period) {
+  var node = root.querySelector("[data-me-pinned]");
+  var onPage = false;
+  var known = node ? !node.hidden : false;
+  function render() {
+    if (node) node.hidden = onPage || !known;
+  }
+  return {
+    entries: function (entries) {
+      onPage = entries.some(function (entry) {
+        return entry.player_id === me;
+      });
+      render();
+    },
+    player: function (message) {
+      if (!node || message.player_id !== me || !message.periods) return;
+      var standing = message.periods[period];
+      if (!standing || typeof standing.rank !== "number") return;
+      known = true;
+      setText(node.querySelector("[data-me-rank]"), "#" + standing.rank);
+      setText(node.querySelector("[data-me-score]"), formatScore(standing.score));
+      render();
+    },
+    reset: function () {
+      known = false;
+      render();
+    },
+  };
+}
+
+
+export function setCountdown(resetsAt) {
+  if (typeof resetsAt !== "string") return;
+  var node = document.querySelector("[data-ends-at]");
+  if (!node || isNaN(Date.parse(resetsAt))) return;
+  if (Date.parse(node.getAttribute("data-ends-at")) === Date.parse(resetsAt)) return;
+  // site.js reads the attribute on every tick, so the countdown follows at once.
+  node.setAttribute("data-ends-at", resetsAt);
+  node.setAttribute("datetime", resetsAt);
+}
+
+
+export function gamePage(root) {
+  var slug = root.getAttribute("data-game");
+  var period = root.getAttribute("data-period");
+  var periodId = root.getAttribute("data-period-id");
+  var page = positiveInt(root.getAttribute("data-page"), 1);
+  var pageSize = positiveInt(root.getAttribute("data-page-size"), 50);
+  var limitMax = positiveInt(root.getAttribute("data-live-limit-max"), 100);
+  var offset = (page - 1) * pageSize;
+  var me = root.getAttribute("data-me");
+  var indicator = statusIndicator(document.querySelector("[data-live-status]"));
+  // The socket carries the top rows only; deeper pages stay as rendered (the socket
+  // still opens: it carries presence, and it is what shows a linked user online).
+  var boardLive = offset + pageSize <= limitMax;
+  var status = boardLive ? indicator : function () {};
+  if (!boardLive) indicator("static", "live for the top " + limitMax + " only");
+  var table = root.querySelector("table.board");
+  var empty = root.querySelector("[data-live-empty]");
+  var pager = root.querySelector("[data-live-pager]");
+  var rows = boardTable(table, { slug: slug, period: period, highlight: me });
+  var presence = presencePanel({ slug: slug, period: period, rows: rows, onChange: null });
+  var pinned = pinnedRank(root, me, period);
+  var version = -1;
+
+  // What the empty-board paragraph says now: "past-end", "no-scores" or "" (not shown).
+  var emptySays = empty.hidden ? "" : empty.querySelector("a") ? "past-end" : "no-scores";
+
+  function showEmpty(total) {
+    var says = total > 0 ? "past-end" : "no-scores";
+    if (says === emptySays) return;
+    emptySays = says;
+    while (empty.firstChild) empty.removeChild(empty.firstChild);
+    if (total > 0) {
+      empty.appendChild(document.createTextNode("This page is past the end of the board. "));
+      var back = el("a", null, "Back to page 1");
+      back.href = "?period=" + encodeURIComponent(period);
+      empty.appendChild(back);
+    } else {
+      empty.textContent =
+        "No scores on the " + period + " board yet. They appear here as soon as a game posts one.";
+    }
+  }
+
+  function updatePager(total) {
+    var pages = Math.max(page, Math.ceil(total / pageSize), 1);
+    pager.hidden = total === 0;
+    setText(
+      pager.querySelector("[data-live-pager-status]"),
+      pages > 1
+        ? "Page " + page + " of " + pages + " · " + plural(total, "player")
+        : plural(total, "player") + " on the " + period + " board"
+    );
+    var next = pager.querySelector("[data-live-next]");
+    var nextOff = pager.querySelector("[data-live-next-off]");
+    var previousOff = pager.querySelector("[data-live-previous-off]");
+    if (next) next.hidden = page >= pages;
+    if (nextOff) nextOff.hidden = page < pages || pages === 1;
+    if (previousOff) previousOff.hidden = pages === 1;
+  }
+
+  // board: {period_id, resets_at, total, entries of this page}.
+  function show(board) {
+    if (board.period_id !== periodId) {
+      if (!isNewerPeriod(board.period_id, periodId)) return; // an older period's late news
+      periodId = board.period_id;
+    }
+    setCountdown(board.resets_at);
+    var entries = cleanEntries(board.entries);
+    rows.patch(entries);
+    if (me) pinned.entries(entries);
+    table.hidden = entries.length === 0;
+    if (entries.length) emptySays = "";
+    else showEmpty(board.total);
+    empty.hidden = entries.length > 0;
+    updatePager(typeof board.total === "number" ? board.total : 0);
+  }
+
+  connection({
+    path: "/ws/games/" + encodeURIComponent(slug) + "/",
+    status: status,
+    start: function (send) {
+      version = -1; // a new socket's snapshot is the board as it is now
+      presence.start(send);
+      if (!boardLive) return;
+      send({ action: "subscribe", period: period, limit: offset + pageSize });
+      // The player messages of the signed-in player keep their pinned rank current.
+      if (me) send({ action: "follow", player_ids: [me] });
+    },
+    onMessage: function (message) {
+      if (message.type === "presence") return presence.handle(message);
+      if (message.type === "player") return pinned.player(message);
+      if (message.period !== period || !boardLive) return;
+      if (message.type === "standings") {
+        if (typeof message.version !== "number") return;
+        if (message.period_id === periodId && message.version <= version) return;
+        version = message.version;
+        show({
+          period_id: message.period_id,
+          resets_at: message.resets_at,
+          total: message.total,
+          entries: cleanEntries(message.entries).slice(offset, offset + pageSize),
+        });
+      } else if (message.type === "reset" && isNewerPeriod(message.period_id, periodId)) {
+        version = 0; // the new period's board counts versions from 1
+        pinned.reset();
+        show({ period_id: message.period_id, resets_at: message.resets_at, total: 0, entries: [] });
+      }
+    },
+    poll: function (isLive) {
+      var presenceRead = presence.poll();
+      if (!boardLive) return presenceRead;
+      var url =
+        API_PREFIX +
+        encodeURIComponent(slug) +
+        "/leaderboards/" +
+        encodeURIComponent(period) +
+        "?limit=" +
+        pageSize +
+        (offset ? "&offset=" + offset : "");
+      return Promise.all([
+        presenceRead,
+        getJSON(url).then(function (board) {
+          if (board && !isLive()) show(board);
+        }),
+      ]);
+    },
+  });
+}
+

@@ -1,0 +1,14 @@
+// Live updates of the pages over the game's websocket, /ws/games/<slug>/ (protocol:
+// docs/websocket.md). An open page is also what makes a signed-in, linked user show
+// up online (the server counts the socket). Each page's module patches the
+// server-rendered page in place; without websockets or fetch, the page stays as rendered.
+
+import { gamePage } from "./game-page.js";
+import { playerPage } from "./player-page.js";
+
+if (typeof WebSocket !== "undefined" && typeof fetch !== "undefined") {
+  const board = document.querySelector("[data-live-board]");
+  if (board) gamePage(board);
+  const player = document.querySelector("[data-live-player]");
+  if (player) playerPage(player);
+}
