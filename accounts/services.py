@@ -10,7 +10,6 @@ wrong guesses lock out the user and the client address for a while.
 from __future__ import annotations
 
 import datetime as dt
-import ipaddress
 import math
 import re
 import secrets
@@ -23,6 +22,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 
 from core import clock, keys
+from core.addresses import client_address
 from core.config import GameConfig
 from core.errors import ServiceError
 from core.models import Game, is_player_id
@@ -62,31 +62,12 @@ LOGIN_FAILURES_PER_USERNAME = 5
 # usernames; higher because an address can be shared by many honest users.
 LOGIN_FAILURES_PER_IP = 30
 
-# IPv6 clients commonly hold a whole /64, so a lock-out per single address would
-# be trivial to step around: the unit of the per-address limits is the /64.
-IPV6_PREFIX_BITS = 64
-
 _CODE = re.compile(f"^[{LINK_CODE_ALPHABET}]{{{LINK_CODE_LENGTH}}}$")
 
 
 def _minutes(wait_ms: int) -> str:
     minutes = max(1, math.ceil(wait_ms / 60_000))
     return f"{minutes} minute{'s' if minutes != 1 else ''}"
-
-
-def client_address(raw: str | None) -> str:
-    """The unit the per-address limits count: the IPv4 address, or the IPv6 /64."""
-    try:
-        address = ipaddress.ip_address((raw or "").strip())
-    except ValueError:
-        # No usable address (a test client, a misconfigured proxy): all such
-        # requests share one bucket rather than escaping the limit.
-        return "unknown"
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.IPv6Network((address, IPV6_PREFIX_BITS), strict=False))
-    return str(address)
 
 
 # --------------------------------------------------------------------------- issuing codes

@@ -48,6 +48,11 @@ def recent(slug: str) -> str:
     return f"lb:{_tag(slug)}:recent"
 
 
+def recent_version(slug: str) -> str:
+    """Counter of the live "recent" messages sent for a game, so sockets drop older ones."""
+    return f"lb:{_tag(slug)}:recent-version"
+
+
 def player_spam(slug: str, player_id: str) -> str:
     """ZSET sliding window of one player's submission times (anti-spam)."""
     return f"lb:{_tag(slug)}:spam:{player_id}"
@@ -171,6 +176,14 @@ def presence_announcer(slug: str) -> str:
 def presence_version(slug: str) -> str:
     """Counter of the presence messages sent for a game, so sockets drop older ones."""
     return f"presence:{_tag(slug)}:version"
+
+
+# --------------------------------------------------------------------------- live sockets
+
+
+def address_sockets(address: str) -> str:
+    """ZSET of the open websockets of one client address (socket id -> lapse ms); the cap counts it."""
+    return f"ws:{_tag(address)}:sockets"
 
 
 # --------------------------------------------------------------------------- account links

@@ -4,6 +4,17 @@ The request path is async (uvicorn runs one event loop per worker process).
 Sync callers (admin, management commands, Celery tasks) run the same async
 services through :func:`run_sync`, which owns one long-lived loop in a daemon
 thread, so they reuse one connection pool instead of opening one per call.
+
+How a client meets trouble (each answers 503 + Retry-After upstream, never 500):
+
+- Redis down or hung: a command gives up after REDIS_TIMEOUT_SECS (about a
+  second), and so does a request waiting for a free pooled connection.
+- A command whose reply was lost is never sent again: it may have been applied
+  (an EVALSHA of submit_score twice would add a score twice). redis-py's own
+  default retries every command; here nothing is retried.
+- A pooled connection left stale by a Redis restart is found before it is used:
+  one idle for REDIS_HEALTH_CHECK_SECS is PINGed first, and if the PING finds it
+  closed it is replaced there and then. Nothing was sent yet, so that is safe.
 """
 
 from __future__ import annotations
@@ -16,27 +27,52 @@ from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 from django.conf import settings
+from redis.asyncio.connection import BlockingConnectionPool, Connection
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.maint_notifications import MaintNotificationsConfig
 
 T = TypeVar("T")
 
-# A connection waits this long for Redis before the request fails (503), rather than hanging.
-REDIS_SOCKET_TIMEOUT_SECS = 5.0
-REDIS_MAX_CONNECTIONS = 200
+# A connection idle this long is PINGed before its next command (replaced if stale).
+REDIS_HEALTH_CHECK_SECS = 1.0
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = weakref.WeakKeyDictionary()
 _bridge_loop: asyncio.AbstractEventLoop | None = None
 _bridge_lock = threading.Lock()
 
 
+class CheckedConnection(Connection):
+    """A pooled connection that replaces itself when its health check finds it closed."""
+
+    async def check_health(self) -> None:
+        try:
+            await super().check_health()
+        except RedisConnectionError:
+            # Closed while idle (Redis restarted): the command is not sent yet, so a new
+            # connection may carry it. If Redis is really down, connecting fails here.
+            await self.disconnect()
+            await self.connect()
+
+
 def new_client(url: str | None = None) -> aioredis.Redis:
-    return aioredis.Redis.from_url(
+    pool = BlockingConnectionPool.from_url(
         url or settings.REDIS_URL,
+        connection_class=CheckedConnection,
         decode_responses=True,
-        socket_timeout=REDIS_SOCKET_TIMEOUT_SECS,
-        socket_connect_timeout=REDIS_SOCKET_TIMEOUT_SECS,
-        max_connections=REDIS_MAX_CONNECTIONS,
-        health_check_interval=30,
+        max_connections=settings.REDIS_POOL_SIZE,
+        timeout=settings.REDIS_TIMEOUT_SECS,
+        socket_timeout=settings.REDIS_TIMEOUT_SECS,
+        socket_connect_timeout=settings.REDIS_TIMEOUT_SECS,
+        health_check_interval=REDIS_HEALTH_CHECK_SECS,
+        retry=Retry(NoBackoff(), 0),
+        # No CLIENT SETINFO round trip on every new connection, and no probe for Redis
+        # Enterprise's maintenance notifications (which open-source Redis refuses).
+        driver_info=None,
+        maint_notifications_config=MaintNotificationsConfig(enabled=False),
     )
+    return aioredis.Redis(connection_pool=pool)
 
 
 def get_redis() -> aioredis.Redis:

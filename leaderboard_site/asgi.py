@@ -1,6 +1,6 @@
 """The ASGI application.
 
-- Websockets (``/ws/games/{slug}/``) go to the live consumer, behind the
+- Websockets (``/ws/games/{slug}/``, ``/ws/home/``) go to the live sockets, behind the
   allowed-hosts origin check and the session auth stack.
 - Pages and admin go through Django's full middleware.
 - The JSON API goes through a lean handler: under ASGI every sync middleware
@@ -27,7 +27,7 @@ from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from django.core.handlers.exception import convert_exception_to_response  # noqa: E402
 from django.urls import path, re_path  # noqa: E402
 
-from live.consumers import GameConsumer, RefuseConsumer  # noqa: E402
+from live.sockets import GameSocket, HomeSocket, RefuseSocket  # noqa: E402
 
 from .middleware import API_PREFIX, api_middleware  # noqa: E402
 
@@ -62,8 +62,9 @@ websocket_application = AllowedHostsOriginValidator(
     AuthMiddlewareStack(
         URLRouter(
             [
-                path("ws/games/<slug:game>/", GameConsumer.as_asgi()),
-                re_path(r"", RefuseConsumer.as_asgi()),
+                path("ws/games/<slug:game>/", GameSocket.as_asgi()),
+                path("ws/home/", HomeSocket.as_asgi()),
+                re_path(r"", RefuseSocket.as_asgi()),
             ]
         )
     )

@@ -43,7 +43,7 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     return value
 
 
-def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
+def env_float(name: str, default: float, *, minimum: float) -> float:
     raw = os.environ.get(name)
     if raw is None:
         return default
@@ -51,8 +51,8 @@ def env_float(name: str, default: float, *, minimum: float | None = None) -> flo
         value = float(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
-    if minimum is not None and value < minimum:
-        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    if not value >= minimum:  # also refuses NaN
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {raw!r}")
     return value
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from .env import env_bool, env_int, env_list, env_str
+from .env import env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
@@ -109,6 +109,14 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # The embedded Redis (see leaderboard_site/devenv.py) listens on this loopback port.
 EMBEDDED_REDIS_PORT = env_int("EMBEDDED_REDIS_PORT", 6380, minimum=1)
 REDIS_URL = env_str("REDIS_URL", f"redis://127.0.0.1:{EMBEDDED_REDIS_PORT}/0")
+# A Redis command (and a wait for a free pooled connection) gives up after this many
+# seconds: requests then answer 503 within about a second while Redis is down or hung,
+# instead of holding every client. Every script the product runs takes milliseconds.
+REDIS_TIMEOUT_SECS = env_float("REDIS_TIMEOUT_SECS", 1.0, minimum=0.05)
+# Connections each process's pool holds at most. A command holds one for a round trip
+# (well under a millisecond), so 64 serve thousands of concurrent requests; more only
+# pile work up inside Redis, which runs one command at a time (docs/benchmarks.md).
+REDIS_POOL_SIZE = env_int("REDIS_POOL_SIZE", 64, minimum=1)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -177,6 +185,10 @@ CHANNEL_LAYERS = {
 }
 # The broadcaster sends at most one standings message per board per tick.
 BROADCAST_TICK_MS = env_int("BROADCAST_TICK_MS", 200, minimum=10)
+# Open websockets one client address (IPv4, or an IPv6 /64) may hold across all web
+# nodes: enough for a household or an office watching a few games in a few tabs, and
+# a cap on how far one client can inflate "watching" or hold server resources.
+WS_SOCKETS_PER_ADDRESS = env_int("WS_SOCKETS_PER_ADDRESS", 30, minimum=1)
 
 # --- Presence ----------------------------------------------------------------
 # The beat task removes expired presence members (and announces those leaves) this

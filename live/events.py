@@ -6,10 +6,15 @@ Server -> client messages (see docs/websocket.md):
 - ``player``: a followed player's new score and rank, per period;
 - ``reset``: a period rolled over; the board starts empty under a new id;
 - ``presence``: a game's online and watching counts and who joined or left;
+- ``recent``: a game's latest accepted submissions (the game page's panel);
+- ``top``: a game's top three on its home board (the home page's socket, /ws/home/);
 - ``error``: a message the server could not act on (the socket stays open).
 
-The broadcaster sends ``standings``, ``player``, ``reset`` and ``presence`` to
-channel-layer groups; each consumer trims and filters them for its own socket.
+The broadcaster sends all but ``error`` to channel-layer groups; each consumer
+trims and filters them for its own socket. Every payload is declared below as a
+closed TypedDict (no other keys), listed by its ``type`` in PAYLOADS, and the
+tests check every message a socket receives against its declaration
+(tests/live/event_schema.py).
 """
 
 from __future__ import annotations
@@ -17,19 +22,31 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Collection
-from typing import Literal, TypedDict
+from typing import Literal
 
 from channels.layers import get_channel_layer
+from pydantic import ConfigDict, with_config
+
+# typing_extensions: pydantic validates typing.TypedDict only from Python 3.12 on (the tests validate these).
+from typing_extensions import TypedDict
 
 from core import clock
 from games import periods
-from games.selectors import Board, Standing
+from games.selectors import Board, RecentSubmission, Standing
 from presence.selectors import OnlinePlayer
 
 # A watcher may ask for at most this many rows; the broadcaster reads this many once per board.
 LIVE_LIMIT_MAX = 100
+# The game page's recent-submissions panel shows this many.
+RECENT_LIVE_LIMIT = 15
+# The home page shows each game's top this many.
+HOME_TOP_N = 3
+
+# Payloads have exactly their declared keys (checked in tests).
+_CLOSED = ConfigDict(extra="forbid")
 
 
+@with_config(_CLOSED)
 class EntryPayload(TypedDict):
     rank: int
     player_id: str
@@ -38,6 +55,7 @@ class EntryPayload(TypedDict):
     online: bool
 
 
+@with_config(_CLOSED)
 class StandingsPayload(TypedDict):
     type: Literal["standings"]
     period: str
@@ -48,6 +66,7 @@ class StandingsPayload(TypedDict):
     entries: list[EntryPayload]
 
 
+@with_config(_CLOSED)
 class PlayerPeriodPayload(TypedDict):
     period_id: str
     score: int
@@ -56,6 +75,7 @@ class PlayerPeriodPayload(TypedDict):
     percentile: float
 
 
+@with_config(_CLOSED)
 class PlayerPayload(TypedDict):
     type: Literal["player"]
     player_id: str
@@ -63,6 +83,7 @@ class PlayerPayload(TypedDict):
     periods: dict[str, PlayerPeriodPayload]
 
 
+@with_config(_CLOSED)
 class ResetPayload(TypedDict):
     type: Literal["reset"]
     period: str
@@ -70,12 +91,14 @@ class ResetPayload(TypedDict):
     resets_at: str | None
 
 
+@with_config(_CLOSED)
 class PresencePlayerPayload(TypedDict):
     player_id: str
     display_name: str
     last_seen: str
 
 
+@with_config(_CLOSED)
 class PresencePayload(TypedDict):
     type: Literal["presence"]
     version: int
@@ -88,10 +111,51 @@ class PresencePayload(TypedDict):
     left: list[str]
 
 
+@with_config(_CLOSED)
+class RecentItemPayload(TypedDict):
+    player_id: str
+    display_name: str
+    score: int
+    at: str
+
+
+@with_config(_CLOSED)
+class RecentPayload(TypedDict):
+    type: Literal["recent"]
+    version: int
+    submissions: list[RecentItemPayload]
+
+
+@with_config(_CLOSED)
+class TopPayload(TypedDict):
+    type: Literal["top"]
+    game: str
+    period: str
+    period_id: str
+    resets_at: str | None
+    version: int
+    total: int
+    entries: list[EntryPayload]
+
+
+@with_config(_CLOSED)
 class ErrorPayload(TypedDict):
     type: Literal["error"]
     code: str
     message: str
+
+
+Payload = StandingsPayload | PlayerPayload | ResetPayload | PresencePayload | RecentPayload | TopPayload | ErrorPayload
+# Every message the server sends, by its "type".
+PAYLOADS: dict[str, type] = {
+    "standings": StandingsPayload,
+    "player": PlayerPayload,
+    "reset": ResetPayload,
+    "presence": PresencePayload,
+    "recent": RecentPayload,
+    "top": TopPayload,
+    "error": ErrorPayload,
+}
 
 
 # --------------------------------------------------------------------------- groups
@@ -107,6 +171,15 @@ def presence_group(slug: str) -> str:
     return f"pr.{slug}"
 
 
+def recent_group(slug: str) -> str:
+    """Sockets that asked for a game's recent submissions."""
+    return f"rc.{slug}"
+
+
+# The home page's sockets: every active game's top three.
+HOME_GROUP = "home"
+
+
 def player_group(slug: str, player_id: str) -> str:
     # Group names allow only [A-Za-z0-9._-]; player ids may also hold ':'.
     return f"lbp.{slug}.{hashlib.sha1(player_id.encode()).hexdigest()[:20]}"
@@ -119,6 +192,19 @@ def _iso(moment: dt.datetime | None) -> str | None:
     return None if moment is None else clock.iso(moment)
 
 
+def _entries(board: Board, online: Collection[str], limit: int | None = None) -> list[EntryPayload]:
+    return [
+        {
+            "rank": e.rank,
+            "player_id": e.player_id,
+            "display_name": e.display_name,
+            "score": e.score,
+            "online": e.player_id in online,
+        }
+        for e in board.entries[:limit]
+    ]
+
+
 def standings(board: Board, version: int, online: Collection[str] = ()) -> StandingsPayload:
     """``online``: which of the board's players are online (a dot beside their row)."""
     return {
@@ -128,15 +214,31 @@ def standings(board: Board, version: int, online: Collection[str] = ()) -> Stand
         "resets_at": _iso(board.period.ends_at),
         "version": version,
         "total": board.total,
-        "entries": [
-            {
-                "rank": e.rank,
-                "player_id": e.player_id,
-                "display_name": e.display_name,
-                "score": e.score,
-                "online": e.player_id in online,
-            }
-            for e in board.entries
+        "entries": _entries(board, online),
+    }
+
+
+def top(slug: str, board: Board, version: int, online: Collection[str] = ()) -> TopPayload:
+    """A game's home-page card: the first HOME_TOP_N entries of its home board."""
+    return {
+        "type": "top",
+        "game": slug,
+        "period": board.period.kind,
+        "period_id": board.period.id,
+        "resets_at": _iso(board.period.ends_at),
+        "version": version,
+        "total": board.total,
+        "entries": _entries(board, online, HOME_TOP_N),
+    }
+
+
+def recent(version: int, submissions: list[RecentSubmission]) -> RecentPayload:
+    return {
+        "type": "recent",
+        "version": version,
+        "submissions": [
+            {"player_id": r.player_id, "display_name": r.display_name, "score": r.score, "at": clock.iso(r.at)}
+            for r in submissions
         ],
     }
 
@@ -194,7 +296,7 @@ def error(code: str, message: str) -> ErrorPayload:
 # --------------------------------------------------------------------------- sending
 
 
-async def _group_send(group: str, payload: StandingsPayload | PlayerPayload | ResetPayload | PresencePayload) -> None:
+async def _group_send(group: str, payload: Payload) -> None:
     # The consumer method named by "type" receives it: live.event.
     await get_channel_layer().group_send(group, {"type": "live.event", "payload": payload})
 
@@ -215,6 +317,14 @@ async def send_presence(slug: str, payload: PresencePayload) -> None:
     await _group_send(presence_group(slug), payload)
 
 
-async def disconnect_watchers(slug: str, period: str) -> None:
-    """Close every socket watching a board (ops, and the reconnect test)."""
+async def send_recent(slug: str, payload: RecentPayload) -> None:
+    await _group_send(recent_group(slug), payload)
+
+
+async def send_top(payload: TopPayload) -> None:
+    await _group_send(HOME_GROUP, payload)
+
+
+async def send_reconnect(slug: str, period: str) -> None:
+    """Ask every socket watching one of a game's boards to reconnect (manage.py live_reconnect)."""
     await get_channel_layer().group_send(board_group(slug, period), {"type": "live.disconnect"})

@@ -1,12 +1,18 @@
-"""Live reads: a board's top rows with their live version, and the players open pages follow."""
+"""Live reads: a board's top rows and the recent submissions with their live versions, and
+the players open pages follow."""
 
 from __future__ import annotations
+
+import json
 
 from core import clock, keys
 from core.config import GameConfig
 from core.redis import get_redis
-from games import periods, scripts
-from games.selectors import Board, entries_of
+from games import periods
+from games import scripts as board_scripts
+from games.selectors import Board, RecentSubmission, entries_of
+
+from . import scripts as live_scripts
 
 
 async def board_snapshot(
@@ -19,13 +25,39 @@ async def board_snapshot(
     current version is read (a new watcher's first view).
     """
     board_key = keys.board(game.slug, period.kind, period.id)
-    raw = await scripts.BOARD_WINDOW(
+    raw = await board_scripts.BOARD_WINDOW(
         get_redis(),
         [board_key, keys.names(game.slug), keys.board_version(board_key)],
         ["page", 0, limit, "next" if next_version else "current"],
     )
     board = Board(period=period, total=int(raw[0]), offset=0, entries=entries_of(game, raw[4:]))
     return board, int(raw[3])
+
+
+async def recent_snapshot(*, game: GameConfig, limit: int, next_version: bool) -> tuple[list[RecentSubmission], int]:
+    """A game's latest submissions (hidden players left out) with the live version.
+
+    ``next_version`` takes a new version in the same call as the read (the broadcaster);
+    otherwise the current one is read (a new watcher's first view).
+    """
+    slug = game.slug
+    reply = await live_scripts.RECENT_SNAPSHOT(
+        get_redis(),
+        [keys.recent(slug), keys.names(slug), keys.hidden(slug), keys.recent_version(slug)],
+        [limit, "next" if next_version else "current"],
+    )
+    submissions = []
+    for i in range(1, len(reply), 2):
+        row = json.loads(reply[i])
+        submissions.append(
+            RecentSubmission(
+                player_id=row["player_id"],
+                display_name=reply[i + 1] or row["player_id"],
+                score=row["score"],
+                at=clock.from_ms(row["at"]),
+            )
+        )
+    return submissions, int(reply[0])
 
 
 async def followed_players(*, game: GameConfig) -> list[str]:
@@ -35,3 +67,8 @@ async def followed_players(*, game: GameConfig) -> list[str]:
     pipe.zrange(keys.followed(game.slug), 0, -1)
     _, players = await pipe.execute()
     return players
+
+
+def home_period(game: GameConfig) -> str:
+    """The period of the board a game shows on the home page: today's if it keeps one."""
+    return periods.DAILY if periods.DAILY in game.periods else game.periods[0]

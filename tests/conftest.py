@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import socket
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -19,6 +20,7 @@ from django.test import AsyncClient
 
 from core import clock as core_clock
 from core import config
+from core import redis as core_redis
 from core import services as core_services
 from core.models import Game
 from core.redis import close_redis, get_redis, run_sync
@@ -98,6 +100,28 @@ async def _close_session_client(django_db_setup: None, django_db_blocker: Any) -
     with django_db_blocker.unblock():
         await sync_to_async(connections.close_all)()
         run_sync(sync_to_async(connections.close_all))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def forget_redis_clients() -> None:
+    """Drop every loop's Redis client, so the next use connects to settings.REDIS_URL afresh."""
+    core_redis._clients.clear()
+
+
+@pytest.fixture
+def redis_unreachable(settings: Any) -> Iterator[str]:
+    """The product's Redis at an address where nothing listens: every connection is refused."""
+    original = settings.REDIS_URL
+    settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"
+    forget_redis_clients()
+    yield settings.REDIS_URL
+    settings.REDIS_URL = original
+    forget_redis_clients()
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ loop marked as running in the main thread between calls. Two consequences:
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import threading
@@ -207,6 +208,22 @@ def page(browser: Browser, dialogs: DialogWatch) -> Iterator[Page]:
     page.on("dialog", dialogs)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    strays: list[str] = []
+    page.on("websocket", lambda socket: _check_frames(socket, strays))
     yield page
     context.close()
     assert errors == [], f"JavaScript errors on the page: {errors}"
+    assert strays == [], f"websocket messages that do not match live/events.py: {strays}"
+
+
+def _check_frames(socket: Any, strays: list[str]) -> None:
+    """Check every message the page receives on a live socket against its declaration."""
+    from tests.live.event_schema import check_event
+
+    def received(payload: str | bytes) -> None:
+        try:
+            check_event(json.loads(payload))
+        except (AssertionError, ValueError) as error:
+            strays.append(str(error))
+
+    socket.on("framereceived", received)

@@ -11,6 +11,7 @@ from django.test import Client
 from accounts import services
 from accounts.models import PlayerLink
 from core import keys
+from core.addresses import client_address
 from core.config import GameConfig
 from core.errors import ServiceError
 from core.redis import get_redis, run_sync
@@ -170,10 +171,10 @@ def test_it_locks_out_an_address_across_users(game):
 
 
 def test_it_counts_an_ipv6_64_as_one_address():
-    assert services.client_address("2001:db8:1:2::1") == services.client_address("2001:db8:1:2:ffff::9")
-    assert services.client_address("2001:db8:1:2::1") != services.client_address("2001:db8:1:3::1")
-    assert services.client_address("::ffff:203.0.113.7") == "203.0.113.7"
-    assert services.client_address("") == services.client_address("not an address") == "unknown"
+    assert client_address("2001:db8:1:2::1") == client_address("2001:db8:1:2:ffff::9")
+    assert client_address("2001:db8:1:2::1") != client_address("2001:db8:1:3::1")
+    assert client_address("::ffff:203.0.113.7") == "203.0.113.7"
+    assert client_address("") == client_address("not an address") == "unknown"
 
 
 def test_it_replaces_the_users_old_link_and_the_players_old_user(game, ann, bob):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import Any
 
@@ -10,10 +11,20 @@ from channels.testing.websocket import WebsocketCommunicator
 
 from core.config import GameConfig
 from leaderboard_site.asgi import application
+from tests.live.event_schema import check_event
 
 ALLOWED_ORIGIN = b"http://127.0.0.1"
 # How long a socket must stay silent to count as "nothing more is coming".
 QUIET_SECS = 0.3
+
+
+class CheckedCommunicator(WebsocketCommunicator):
+    """A test socket that checks every message it receives against live/events.py."""
+
+    async def receive_json_from(self, timeout: float = 1) -> Any:
+        message = await super().receive_json_from(timeout)
+        check_event(message)
+        return message
 
 
 class Sockets:
@@ -23,8 +34,11 @@ class Sockets:
         self.opened: list[WebsocketCommunicator] = []
 
     def communicator(self, slug: str = "tetris", origin: bytes | None = ALLOWED_ORIGIN) -> WebsocketCommunicator:
+        return self.at(f"/ws/games/{slug}/", origin)
+
+    def at(self, path: str, origin: bytes | None = ALLOWED_ORIGIN) -> WebsocketCommunicator:
         headers = [] if origin is None else [(b"origin", origin)]
-        ws = WebsocketCommunicator(application, f"/ws/games/{slug}/", headers=headers)
+        ws = CheckedCommunicator(application, path, headers=headers)
         self.opened.append(ws)
         return ws
 
@@ -36,8 +50,9 @@ class Sockets:
 
     async def close_all(self) -> None:
         for ws in self.opened:
-            # A socket the server closed or refused may have finished already.
-            with contextlib.suppress(Exception):
+            # A socket the server closed or refused may have finished already (or been
+            # cancelled by a receive that timed out: CancelledError is no Exception).
+            with contextlib.suppress(Exception, asyncio.CancelledError):
                 await ws.disconnect()
 
 

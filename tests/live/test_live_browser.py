@@ -167,7 +167,7 @@ def test_it_reconnects_by_itself_after_the_server_closes_the_socket(
     mark_page(page)
     page.evaluate(WATCH_STATES)
 
-    run_sync(lambda: events.disconnect_watchers(SLUG, "daily"))
+    run_sync(lambda: events.send_reconnect(SLUG, "daily"))
     page.wait_for_function("window.__states.includes('offline')", timeout=LIVE_WITHIN_MS)
     scores.post("bob", 3400, "Bob")
 
@@ -359,3 +359,93 @@ def test_it_does_not_reload_a_live_page_when_the_countdown_reaches_zero(asgi_liv
     page.clock.run_for(3000)
     page.wait_for_timeout(300)
     assert len(loads) == 1, loads
+
+
+def recent_rows(page: Page) -> list[list[str]]:
+    return page.locator("[data-recent-list] li").evaluate_all(
+        "items => items.map(li => [li.querySelector('a').textContent, li.querySelector('.score').textContent])"
+    )
+
+
+def test_it_keeps_the_recent_submissions_current(
+    asgi_live_server,  # noqa: F811
+    live_broadcaster,  # noqa: F811
+    scores,
+    page,
+):
+    scores.post("alice", 1200, "Alice")
+    page.goto(f"{asgi_live_server}/games/{SLUG}/")
+    expect(status(page)).to_have_attribute("data-state", "live")
+    mark_page(page)
+    assert recent_rows(page) == [["Alice", "1,200"]]
+
+    scores.post("bob", 3400, "Bob")
+    scores.post("alice", 900)
+
+    expect(page.locator("[data-recent-list] li")).to_have_count(3, timeout=LIVE_WITHIN_MS)
+    assert recent_rows(page) == [["Alice", "900"], ["Bob", "3,400"], ["Alice", "1,200"]]
+    assert_same_page(page)
+
+
+def test_it_shows_an_empty_recent_panel_filling_live(
+    asgi_live_server,  # noqa: F811
+    live_broadcaster,  # noqa: F811
+    scores,
+    page,
+):
+    page.goto(f"{asgi_live_server}/games/{SLUG}/")
+    expect(status(page)).to_have_attribute("data-state", "live")
+    expect(page.locator("[data-recent-empty]")).to_be_visible()
+
+    scores.post("alice", 5, XSS_NAME)
+
+    expect(page.locator("[data-recent-list] li")).to_have_count(1, timeout=LIVE_WITHIN_MS)
+    expect(page.locator("[data-recent-empty]")).to_be_hidden()
+    assert recent_rows(page) == [[XSS_NAME, "5"]]
+
+
+def home_cards(page: Page) -> dict[str, list[str]]:
+    return page.locator("li.game-card").evaluate_all(
+        """cards => Object.fromEntries(cards.map(card => [
+            card.dataset.game,
+            Array.from(card.querySelectorAll('ol.podium li')).map(
+                li => Array.from(li.children).map(part => part.textContent.trim()).join(' ')),
+        ]))"""
+    )
+
+
+def test_it_keeps_the_home_pages_top_three_current(
+    asgi_live_server,  # noqa: F811
+    live_broadcaster,  # noqa: F811
+    scores,
+    page,
+):
+    scores.post("alice", 1200, "Alice")
+    page.goto(f"{asgi_live_server}/")
+    expect(status(page)).to_have_attribute("data-state", "live")
+    mark_page(page)
+    assert home_cards(page) == {SLUG: ["1 Alice 1,200"]}
+
+    scores.post("bob", 3400, "Bob")
+    scores.post("carol", 10, "Carol")
+    scores.post("dave", 5, "Dave")
+
+    expect(page.locator("li.game-card ol.podium li")).to_have_count(3, timeout=LIVE_WITHIN_MS)
+    assert home_cards(page) == {SLUG: ["1 Bob 3,400", "2 Alice 1,200", "3 Carol 10"]}
+    assert_same_page(page)
+
+
+def test_it_fills_an_empty_home_card_live(
+    asgi_live_server,  # noqa: F811
+    live_broadcaster,  # noqa: F811
+    scores,
+    page,
+):
+    page.goto(f"{asgi_live_server}/")
+    expect(status(page)).to_have_attribute("data-state", "live")
+    expect(page.locator("li.game-card .empty-note")).to_be_visible()
+
+    scores.post("alice", 1200, "Alice")
+
+    expect(page.locator("li.game-card ol.podium li")).to_have_count(1, timeout=LIVE_WITHIN_MS)
+    expect(page.locator("li.game-card .empty-note")).to_be_hidden()

@@ -4,6 +4,7 @@ import { boardTable } from "./board.js";
 import { connection, statusIndicator } from "./connection.js";
 import { API_PREFIX, cleanEntries, el, formatScore, getJSON, isNewerPeriod, plural, positiveInt, setText } from "./dom.js";
 import { presencePanel } from "./presence.js";
+import { recentPanel } from "./recent.js";
 
 // The signed-in player's rank under the table while their row is on another page.
 function pinnedRank(root, me, period) {
@@ -68,6 +69,7 @@ export function gamePage(root) {
   var pager = root.querySelector("[data-live-pager]");
   var rows = boardTable(table, { slug: slug, period: period, highlight: me });
   var presence = presencePanel({ slug: slug, period: period, rows: rows, onChange: null });
+  var recent = recentPanel({ slug: slug, period: period, limit: positiveInt(root.getAttribute("data-recent-limit"), 15) });
   var pinned = pinnedRank(root, me, period);
   var version = -1;
 
@@ -130,6 +132,7 @@ export function gamePage(root) {
     start: function (send) {
       version = -1; // a new socket's snapshot is the board as it is now
       presence.start(send);
+      recent.start(send);
       if (!boardLive) return;
       send({ action: "subscribe", period: period, limit: offset + pageSize });
       // The player messages of the signed-in player keep their pinned rank current.
@@ -137,6 +140,7 @@ export function gamePage(root) {
     },
     onMessage: function (message) {
       if (message.type === "presence") return presence.handle(message);
+      if (message.type === "recent") return recent.handle(message);
       if (message.type === "player") return pinned.player(message);
       if (message.period !== period || !boardLive) return;
       if (message.type === "standings") {
@@ -156,7 +160,7 @@ export function gamePage(root) {
       }
     },
     poll: function (isLive) {
-      var presenceRead = presence.poll();
+      var presenceRead = Promise.all([presence.poll(), recent.poll()]);
       if (!boardLive) return presenceRead;
       var url =
         API_PREFIX +

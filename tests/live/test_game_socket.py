@@ -13,7 +13,9 @@ from channels.testing.websocket import WebsocketCommunicator
 from core.config import GameConfig
 from games import selectors, services
 from leaderboard_site.asgi import application
-from live import broadcaster, consumers, events
+from live import broadcaster, events
+from live.sockets import base as socket_base
+from live.sockets import game as game_socket
 from presence import selectors as presence_selectors
 from tests.live.live_helpers import QUIET_SECS, drain, make_config
 
@@ -85,7 +87,7 @@ async def test_it_uses_25_rows_when_no_limit_is_given(make_game, sockets):
 
     snapshot = await subscribe(ws, "all-time")
 
-    assert len(snapshot["entries"]) == consumers.DEFAULT_LIMIT
+    assert len(snapshot["entries"]) == game_socket.DEFAULT_LIMIT
     assert snapshot["total"] == 30
     assert snapshot["resets_at"] is None
 
@@ -271,12 +273,12 @@ async def test_it_refuses_to_follow_more_than_50_players(make_game, sockets):
     await make_config(make_game)
     ws = await sockets.open()
 
-    await ws.send_json_to({"action": "follow", "player_ids": [f"p{i}" for i in range(consumers.MAX_FOLLOWED + 1)]})
+    await ws.send_json_to({"action": "follow", "player_ids": [f"p{i}" for i in range(game_socket.MAX_FOLLOWED + 1)]})
     await expect_error(ws, "invalid")
 
     await ws.send_json_to({"action": "follow", "player_ids": [f"p{i}" for i in range(30)]})
     # Following again counts each player once.
-    await ws.send_json_to({"action": "follow", "player_ids": [f"p{i}" for i in range(consumers.MAX_FOLLOWED)]})
+    await ws.send_json_to({"action": "follow", "player_ids": [f"p{i}" for i in range(game_socket.MAX_FOLLOWED)]})
     assert await ws.receive_nothing(timeout=QUIET_SECS)
     await ws.send_json_to({"action": "follow", "player_ids": ["one-more"]})
     await expect_error(ws, "invalid")
@@ -374,8 +376,8 @@ async def test_it_accepts_a_frame_of_exactly_4_kib(make_game, sockets):
     await make_config(make_game)
     ws = await sockets.open()
     frame = json.dumps({"action": "subscribe", "period": "daily", "pad": ""})
-    frame = frame.replace('"pad": ""', '"pad": "' + "x" * (consumers.MAX_FRAME_BYTES - len(frame)) + '"')
-    assert len(frame.encode()) == consumers.MAX_FRAME_BYTES
+    frame = frame.replace('"pad": ""', '"pad": "' + "x" * (socket_base.MAX_FRAME_BYTES - len(frame)) + '"')
+    assert len(frame.encode()) == socket_base.MAX_FRAME_BYTES
 
     await ws.send_to(text_data=frame)
 
@@ -428,7 +430,7 @@ async def test_it_closes_with_4404_for_an_unknown_game(make_game, sockets, slug)
 
     # Accepted, then closed: a browser sees 4404 (a refused handshake would read as 1006).
     assert await communicator.connect() == (True, None)
-    assert await communicator.receive_output() == {"type": "websocket.close", "code": consumers.CLOSE_NO_SUCH_GAME}
+    assert await communicator.receive_output() == {"type": "websocket.close", "code": socket_base.CLOSE_NO_SUCH_GAME}
 
 
 @pytest.mark.parametrize("path", ["/ws/games/tetris", "/ws/nowhere/", "/ws/games/Bad_Slug!/"])
@@ -445,7 +447,7 @@ async def test_it_closes_the_watchers_of_a_board_with_1012_when_asked(make_game,
     await subscribe(daily_watcher, "daily")
     await subscribe(all_time_watcher, "all-time")
 
-    await events.disconnect_watchers("tetris", "daily")
+    await events.send_reconnect("tetris", "daily")
 
     assert await daily_watcher.receive_output(timeout=2) == {"type": "websocket.close", "code": 1012}
     assert await all_time_watcher.receive_nothing(timeout=QUIET_SECS)
@@ -458,7 +460,7 @@ async def test_it_does_not_close_a_socket_that_unsubscribed(make_game, sockets):
     await ws.send_json_to({"action": "unsubscribe", "period": "daily"})
     await handled(ws)
 
-    await events.disconnect_watchers("tetris", "daily")
+    await events.send_reconnect("tetris", "daily")
 
     assert await ws.receive_nothing(timeout=QUIET_SECS)
 
@@ -478,7 +480,10 @@ async def test_it_never_sends_a_version_the_socket_already_has(make_game, socket
 
     layer = get_channel_layer()
     group = events.board_group("tetris", "all-time")
-    entries = [{"rank": i + 1, "player_id": f"x{i}", "display_name": f"x{i}", "score": 100 - i} for i in range(5)]
+    entries = [
+        {"rank": i + 1, "player_id": f"x{i}", "display_name": f"x{i}", "score": 100 - i, "online": False}
+        for i in range(5)
+    ]
     stale = {**snapshot, "entries": entries}
     # What a slower broadcaster's late send of an older snapshot would look like.
     for version in (3, 2, 0):

@@ -1,0 +1,9 @@
+"""The live websockets: a game's (/ws/games/{slug}/) and the home page's (/ws/home/)."""
+
+from __future__ import annotations
+
+from .base import RefuseSocket
+from .game import GameSocket
+from .home import HomeSocket
+
+__all__ = ["GameSocket", "HomeSocket", "RefuseSocket"]

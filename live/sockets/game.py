@@ -1,0 +1,239 @@
+"""The live websocket of a game: /ws/games/{slug}/ (protocol: docs/websocket.md).
+
+Thin: it validates client messages, joins channel-layer groups, and trims or
+filters the broadcaster's group events for its own socket. Reads go through
+selectors, writes through services, payloads through events.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from accounts.selectors import linked_player_id
+from core import clock, config
+from core.models import is_player_id
+from games import periods
+from games import selectors as board_reads
+from presence import selectors as presence_selectors
+from presence import services as presence_services
+
+from .. import events, selectors, services
+from .base import CLOSE_NO_SUCH_GAME, LiveSocket
+
+DEFAULT_LIMIT = 25
+MAX_FOLLOWED = 50
+# The presence snapshot a socket gets when it asks: the most recently seen players.
+PRESENCE_SNAPSHOT_PLAYERS = 50
+
+
+class GameSocket(LiveSocket):
+    actions: ClassVar[dict[str, str]] = {
+        "subscribe": "subscribe",
+        "unsubscribe": "unsubscribe",
+        "follow": "follow",
+        "presence": "presence",
+        "recent": "recent",
+    }
+    game: config.GameConfig
+
+    async def start(self) -> bool:
+        self.subscriptions: dict[str, int] = {}  # period -> limit
+        self.versions: dict[str, int] = {}  # period -> last standings version sent
+        # period -> the period id this socket is on; versions count per period id.
+        self.period_ids: dict[str, str] = {}
+        self.last_views: dict[str, tuple[str, int, list[Any]]] = {}  # period -> (id, total, rows) last sent
+        self.followed: set[str] = set()
+        self.me: str | None = None
+        self.presence_version: int | None = None  # None: this socket did not ask for presence
+        self.recent_version: int | None = None  # likewise for recent submissions
+        game = await config.get_game(self.scope["url_route"]["kwargs"]["game"])
+        if game is None:
+            await self.close(code=CLOSE_NO_SUCH_GAME)
+            return False
+        self.game = game
+        # A signed-in user linked to a player of this game is that player, online while
+        # a page is open; anyone else counts as watching.
+        self.me = await linked_player_id(user=self.scope.get("user"), game_id=game.id)
+        await self.keepalive()
+        return True
+
+    def keepalive_secs(self) -> float:
+        # Often enough that one late beat never shows the page's player offline.
+        return presence_services.page_heartbeat_secs(self.game)
+
+    async def keepalive(self) -> None:
+        """The open page's presence: its linked player's heartbeat, or one more watching."""
+        if self.me is not None:
+            await presence_services.page_beat(game=self.game, player_id=self.me, socket_id=self.channel_name)
+        else:
+            await presence_services.watcher_beat(game=self.game, socket_id=self.channel_name)
+
+    async def finish(self) -> None:
+        if not hasattr(self, "game"):
+            return
+        if self.me is not None:
+            await presence_services.page_leave(game=self.game, player_id=self.me, socket_id=self.channel_name)
+        else:
+            await presence_services.watcher_leave(game=self.game, socket_id=self.channel_name)
+
+    # ----------------------------------------------------------------- client -> server
+
+    async def _period(self, message: dict[str, Any]) -> str | None:
+        period = message.get("period")
+        if not isinstance(period, str) or period not in self.game.periods:
+            await self.error("invalid", f"period must be one of: {', '.join(self.game.periods)}.")
+            return None
+        return period
+
+    async def subscribe(self, message: dict[str, Any]) -> None:
+        period = await self._period(message)
+        if period is None:
+            return
+        limit = message.get("limit", DEFAULT_LIMIT)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= events.LIVE_LIMIT_MAX:
+            await self.error("invalid", f"limit must be an integer from 1 to {events.LIVE_LIMIT_MAX}.")
+            return
+        await self.join(events.board_group(self.game.slug, period))
+        self.subscriptions[period] = limit
+        current = periods.current(period, self.game.timezone, clock.now())
+        board, version = await selectors.board_snapshot(game=self.game, period=current, limit=limit, next_version=False)
+        self.versions[period] = version
+        self.period_ids[period] = current.id
+        online = await presence_selectors.online_among(game=self.game, player_ids=[e.player_id for e in board.entries])
+        snapshot = events.standings(board, version, online)
+        self.last_views[period] = (snapshot["period_id"], snapshot["total"], list(snapshot["entries"]))
+        await self.send_json(snapshot)
+        await self._send_followed_standings([period], self.followed)
+
+    async def unsubscribe(self, message: dict[str, Any]) -> None:
+        period = await self._period(message)
+        if period is None:
+            return
+        self.subscriptions.pop(period, None)
+        await self.leave(events.board_group(self.game.slug, period))
+        self.versions.pop(period, None)
+        self.last_views.pop(period, None)
+        self.period_ids.pop(period, None)
+
+    async def follow(self, message: dict[str, Any]) -> None:
+        player_ids = message.get("player_ids")
+        if (
+            not isinstance(player_ids, list)
+            or not all(is_player_id(p) for p in player_ids)
+            or len(self.followed | set(player_ids)) > MAX_FOLLOWED
+        ):
+            await self.error("invalid", f"player_ids must be a list of at most {MAX_FOLLOWED} valid player ids.")
+            return
+        new = [p for p in dict.fromkeys(player_ids) if p not in self.followed]
+        for player_id in new:
+            await self.join(events.player_group(self.game.slug, player_id))
+        if not self.followed and new:
+            self.repeat(services.FOLLOW_REFRESH_SECS, self._refresh_follows)
+        self.followed.update(new)
+        await services.live_follow(game=self.game, player_ids=new)
+        await self._send_followed_standings(list(self.subscriptions), set(new))
+
+    async def presence(self, message: dict[str, Any]) -> None:
+        """Ask for the game's presence: a snapshot now, then the broadcaster's changes."""
+        await self.join(events.presence_group(self.game.slug))
+        page = await presence_selectors.presence_page(game=self.game, limit=PRESENCE_SNAPSHOT_PLAYERS)
+        self.presence_version = max(self.presence_version or 0, page.version)
+        await self.send_json(
+            events.presence(
+                version=page.version,
+                online=page.online,
+                watching=page.watching,
+                joined=page.players,
+                left=[],
+                snapshot=True,
+            )
+        )
+
+    async def recent(self, message: dict[str, Any]) -> None:
+        """Ask for the game's latest submissions: a snapshot now, then one message per tick with any."""
+        await self.join(events.recent_group(self.game.slug))
+        submissions, version = await selectors.recent_snapshot(
+            game=self.game, limit=events.RECENT_LIVE_LIMIT, next_version=False
+        )
+        self.recent_version = max(self.recent_version or 0, version)
+        await self.send_json(events.recent(version, submissions))
+
+    async def _refresh_follows(self) -> None:
+        await services.live_follow(game=self.game, player_ids=sorted(self.followed))
+
+    async def _send_followed_standings(self, period_kinds: list[str], player_ids: set[str]) -> None:
+        """A followed player's current standing, so a page shows it before anything changes."""
+        changes: dict[str, dict[str, tuple[str, board_reads.Standing]]] = {}
+        names: dict[str, str] = {}
+        for kind in period_kinds:
+            period = periods.current(kind, self.game.timezone, clock.now())
+            for standing in await board_reads.standings_of(
+                game=self.game, period=period, player_ids=sorted(player_ids)
+            ):
+                changes.setdefault(standing.player_id, {})[kind] = (period.id, standing)
+                names[standing.player_id] = standing.display_name
+        for player_id, periods_changed in changes.items():
+            await self.send_json(events.player(player_id, names[player_id], periods_changed))
+
+    # ----------------------------------------------------------------- broadcaster -> client
+
+    async def live_event(self, event: dict[str, Any]) -> None:
+        payload = event["payload"]
+        kind = payload["type"]
+        if kind == "standings":
+            await self._standings(payload)
+        elif kind == "player":
+            watched = {k: v for k, v in payload["periods"].items() if k in self.subscriptions}
+            if watched and payload["player_id"] in self.followed:
+                await self.send_json(
+                    {
+                        "type": "player",
+                        "player_id": payload["player_id"],
+                        "display_name": payload["display_name"],
+                        "periods": watched,
+                    }
+                )
+        elif kind in ("presence", "recent"):
+            await self._newer(kind, payload)
+        elif (
+            kind == "reset"
+            and payload["period"] in self.subscriptions
+            and self._on_period(payload["period"], payload["period_id"])
+        ):
+            await self.send_json(payload)
+
+    async def _standings(self, payload: events.StandingsPayload) -> None:
+        period = payload["period"]
+        limit = self.subscriptions.get(period)
+        if limit is None or not self._on_period(period, payload["period_id"]):
+            return  # not watched, or a late message of a period that already ended
+        if payload["version"] <= self.versions.get(period, 0):
+            return  # not newer than what this socket has
+        self.versions[period] = payload["version"]
+        view = (payload["period_id"], payload["total"], list(payload["entries"][:limit]))
+        if view == self.last_views.get(period):
+            return  # the board changed below this socket's rows: nothing it shows moved
+        self.last_views[period] = view
+        await self.send_json({**payload, "entries": view[2]})
+
+    async def _newer(self, kind: str, payload: events.PresencePayload | events.RecentPayload) -> None:
+        """Pass on a presence or recent message newer than the socket's (if it asked for them)."""
+        attribute = f"{kind}_version"
+        seen: int | None = getattr(self, attribute)
+        if seen is not None and payload["version"] > seen:
+            setattr(self, attribute, payload["version"])
+            await self.send_json(payload)
+
+    def _on_period(self, period: str, period_id: str) -> bool:
+        """Move to a newer period id (its versions start again from 1); False for an older one.
+
+        Within one kind, period ids sort as text (YYYY-MM-DD, YYYY-Www, YYYY-MM).
+        """
+        current = self.period_ids.get(period)
+        if current is not None and period_id < current:
+            return False
+        if period_id != current:
+            self.period_ids[period] = period_id
+            self.versions[period] = 0
+            self.last_views.pop(period, None)
+        return True
