@@ -18,6 +18,9 @@ from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.utils.decorators import sync_and_async_middleware
 
+from core import pages
+from core.errors import DATABASE_ERRORS
+
 Handler = Callable[[HttpRequest], Any]
 
 
@@ -28,7 +31,10 @@ def async_user_middleware(get_response: Handler) -> Handler:
     if iscoroutinefunction(get_response):
 
         async def load_async(request: HttpRequest) -> HttpResponseBase:
-            request.user = await request.auser()
+            try:
+                request.user = await request.auser()
+            except DATABASE_ERRORS:
+                return pages.unavailable(request)  # the session or user tables are unreachable
             response: Awaitable[HttpResponseBase] = get_response(request)
             return await response
 

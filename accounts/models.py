@@ -1,10 +1,9 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.validators import RegexValidator
 from django.db import models
 
-from core.models import PLAYER_ID_RE, Game
+from core.models import PLAYER_ID_MAX_CHARS, Game, validate_player_id
 
 
 class PlayerLink(models.Model):
@@ -12,7 +11,7 @@ class PlayerLink(models.Model):
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="player_links")
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="player_links")
-    player_id = models.CharField(max_length=64, validators=[RegexValidator(PLAYER_ID_RE)])
+    player_id = models.CharField(max_length=PLAYER_ID_MAX_CHARS, validators=[validate_player_id])
     linked_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -21,11 +21,11 @@ from django.contrib.auth import authenticate
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 
-from core import clock, keys
+from core import clock, keys, text
 from core.addresses import client_address
 from core.config import GameConfig
 from core.errors import ServiceError
-from core.models import Game, is_player_id
+from core.models import PLAYER_ID_MESSAGE, Game, is_player_id
 from core.redis import get_redis, run_sync
 
 from . import scripts
@@ -91,7 +91,7 @@ async def link_code_issue(*, game: GameConfig, player_id: str) -> IssuedCode:
     player already has LINK_CODES_PER_PLAYER live codes (with Retry-After).
     """
     if not is_player_id(player_id):
-        raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
+        raise ServiceError(422, "invalid", PLAYER_ID_MESSAGE, field="player_id")
     now_ms = clock.now_ms()
     for _ in range(LINK_CODE_DRAWS_MAX):
         code = _new_code()
@@ -240,6 +240,9 @@ def login_authenticate(*, username: str, password: str, ip: str) -> Any:
     """
     if not username.strip() or not password:
         raise ServiceError(422, "invalid", "Enter your username and password.", field="username")
+    if text.has_control_characters(username) or "\x00" in password:
+        # Never a real account's (Django refuses them at sign-up), and a database may refuse the query.
+        raise ServiceError(422, "invalid_login", "Wrong username or password.", field="username")
     address, now_ms = client_address(ip), clock.now_ms()
     wait_ms = run_sync(_login_failures, "check", username, address, now_ms)
     if wait_ms:

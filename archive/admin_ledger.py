@@ -14,6 +14,7 @@ from django.utils.http import urlencode
 
 from core.errors import REDIS_DOWN_MESSAGE, REDIS_ERRORS, ServiceError
 from core.models import MAX_SAFE_SCORE, Game
+from core.text import validate_single_line
 
 from . import ledger
 from .models import ScoreEvent
@@ -136,4 +137,9 @@ class CorrectionForm(forms.Form):
         help_text="Increment games: the amount to add (negative to take away). "
         "Best and latest games: the player's new score on the current boards, even if lower than their best.",
     )
-    reason = forms.CharField(max_length=ledger.CORRECTION_REASON_MAX_CHARS, required=False, widget=forms.TextInput)
+    reason = forms.CharField(
+        max_length=ledger.CORRECTION_REASON_MAX_CHARS,
+        required=False,
+        widget=forms.TextInput,
+        validators=[validate_single_line],
+    )

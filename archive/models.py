@@ -8,10 +8,9 @@ the database if Redis loses its data.
 
 from __future__ import annotations
 
-from django.core.validators import RegexValidator
 from django.db import models
 
-from core.models import PLAYER_ID_RE, Game
+from core.models import PLAYER_ID_MAX_CHARS, Game, validate_player_id
 
 
 class ArchivedPeriod(models.Model):
@@ -49,7 +48,7 @@ class ArchivedPeriod(models.Model):
 class ArchivedStanding(models.Model):
     archived_period = models.ForeignKey(ArchivedPeriod, on_delete=models.CASCADE, related_name="standings")
     rank = models.PositiveIntegerField()
-    player_id = models.CharField(max_length=64, validators=[RegexValidator(PLAYER_ID_RE)])
+    player_id = models.CharField(max_length=PLAYER_ID_MAX_CHARS, validators=[validate_player_id])
     display_name = models.CharField(max_length=64, blank=True)
     score = models.BigIntegerField()
     run = models.CharField(max_length=32, editable=False)

@@ -27,7 +27,7 @@ from ninja.signature.utils import get_typed_signature
 from . import clock, config
 from .apikeys import Authorized, request_authorize
 from .errors import UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECS, ServiceError, is_unavailable
-from .models import is_player_id
+from .models import PLAYER_ID_MESSAGE, is_player_id
 from .schemas import ErrorOut
 
 logger = logging.getLogger("core.api")
@@ -82,6 +82,9 @@ def _service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
 
 @api.exception_handler(ValidationError)
 def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    if request.method == "POST" and not request.body:
+        # No JSON document at all: malformed, as a broken one is (not a missing field).
+        return error_response(request, 400, "malformed_json", "The request body is empty; send a JSON object.")
     first = exc.errors[0] if exc.errors else {"loc": (), "msg": "Invalid request."}
     loc = [str(part) for part in first.get("loc", ()) if part not in ("body", "payload", "query", "path")]
     field = ".".join(loc) or None
@@ -188,7 +191,7 @@ async def game_or_404(slug: str) -> config.GameConfig:
 
 def checked_player_id(value: str) -> str:
     if not is_player_id(value):
-        raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
+        raise ServiceError(422, "invalid", PLAYER_ID_MESSAGE, field="player_id")
     return value
 
 

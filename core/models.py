@@ -12,18 +12,29 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
+from .text import validate_multiline, validate_single_line
+
 # Scores are exact in a Redis double only up to 2**53 - 1.
 MAX_SAFE_SCORE = 2**53 - 1
 
-# Pydantic and the model validator use the pattern; Python code calls is_player_id (with
+# Player ids: 1-64 of A-Z a-z 0-9 _ . : -, and not only dots ("." and ".." would
+# name other pages in a URL). Pydantic and the model validator use the pattern (no
+# lookahead: pydantic's engine has none); Python code calls is_player_id (with
 # re.match, "$" would also accept a trailing newline).
-PLAYER_ID_RE = r"^[A-Za-z0-9_.:-]{1,64}$"
+PLAYER_ID_MAX_CHARS = 64
+PLAYER_ID_RE = r"^[A-Za-z0-9_.:-]*[A-Za-z0-9_:-][A-Za-z0-9_.:-]*$"
+PLAYER_ID_MESSAGE = "1-64 characters of A-Z a-z 0-9 _ . : - (not only dots)."
 _PLAYER_ID = re.compile(PLAYER_ID_RE)
 
 
 def is_player_id(value: object) -> bool:
-    """1-64 characters of A-Z a-z 0-9 _ . : - (the one check every entry point uses)."""
-    return isinstance(value, str) and _PLAYER_ID.fullmatch(value) is not None
+    """The one check every entry point uses."""
+    return isinstance(value, str) and len(value) <= PLAYER_ID_MAX_CHARS and _PLAYER_ID.fullmatch(value) is not None
+
+
+def validate_player_id(value: str) -> None:
+    if not is_player_id(value):
+        raise ValidationError(PLAYER_ID_MESSAGE, code="invalid_player_id")
 
 
 SLUG_MAX_CHARS = 50
@@ -76,8 +87,8 @@ class Game(models.Model):
         unique=True,
         validators=[RegexValidator(SLUG_RE, "Lowercase letters, digits and inner hyphens only.")],
     )
-    name = models.CharField(max_length=100)
-    description = models.TextField(blank=True)
+    name = models.CharField(max_length=100, validators=[validate_single_line])
+    description = models.TextField(blank=True, validators=[validate_multiline])
     order = models.CharField(max_length=4, choices=Order.choices, default=Order.DESC)
     mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.BEST)
     periods = models.JSONField(default=default_periods, validators=[_validate_periods])
@@ -120,8 +131,8 @@ class Game(models.Model):
 
 class Player(models.Model):
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="players")
-    player_id = models.CharField(max_length=64, validators=[RegexValidator(PLAYER_ID_RE)])
-    display_name = models.CharField(max_length=64, blank=True)
+    player_id = models.CharField(max_length=PLAYER_ID_MAX_CHARS, validators=[validate_player_id])
+    display_name = models.CharField(max_length=64, blank=True, validators=[validate_single_line])
     hidden = models.BooleanField(default=False, help_text="Hidden players vanish from every board and cannot submit.")
     first_seen_at = models.DateTimeField()
 
@@ -145,7 +156,7 @@ def hash_secret(secret: str) -> str:
 
 class ApiKey(models.Model):
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="api_keys")
-    name = models.CharField(max_length=100, blank=True)
+    name = models.CharField(max_length=100, blank=True, validators=[validate_single_line])
     prefix = models.CharField(max_length=KEY_PREFIX_LEN, unique=True, editable=False)
     secret_hash = models.CharField(max_length=64, editable=False)
     requests_per_minute = models.PositiveIntegerField(
@@ -176,3 +187,30 @@ class ApiKey(models.Model):
         prefix = secrets.token_hex(KEY_PREFIX_LEN // 2)
         secret = secrets.token_urlsafe(32)
         return f"lbk_{prefix}_{secret}", prefix, hash_secret(secret)
+
+
+class DeadLetter(models.Model):
+    """An entry a background copy to the database could not store (the ledger drain, the
+    player sync), set aside so that the entries behind it go on. Shown in admin: fix
+    what made it fail (rename the player, say), then delete it."""
+
+    class Source(models.TextChoices):
+        LEDGER = "ledger", "score ledger"
+        PLAYERS = "players", "player sync"
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="dead_letters")
+    source = models.CharField(max_length=10, choices=Source.choices)
+    # The stream entry id (ledger), or the player id (player sync).
+    key = models.CharField(max_length=80)
+    # What could not be stored, as JSON with every non-ASCII character escaped: the text
+    # itself may hold what the database refused (a NUL), so it is never stored raw.
+    payload = models.TextField()
+    error = models.TextField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["game", "source", "-created_at"], name="dead_letter_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.get_source_display()} {self.key} of {self.game.slug}"

@@ -112,5 +112,9 @@ def parse(kind: str, period_id: str, tz_name: str) -> Period:
             first = dt.date(int(match[1]), int(match[2]), 1)
     except ValueError:
         raise InvalidPeriod(f"{period_id!r} is not a {kind} period id") from None
-    starts, ends = _span(kind, first, tz)
+    try:
+        starts, ends = _span(kind, first, tz)
+    except (OverflowError, ValueError):
+        # Its start or end falls outside the years 1-9999 that dates can hold (in UTC).
+        raise InvalidPeriod(f"{period_id!r} is at the edge of the calendar: no board can have it") from None
     return Period(kind, period_id, starts, ends)

@@ -6,10 +6,10 @@ import datetime as dt
 from typing import Annotated, Any
 
 from ninja import Schema
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from core.models import MAX_SAFE_SCORE
-from core.schemas import ErrorOut, PlayerId
+from core.schemas import ErrorOut, PlayerId, SingleLine
 
 Score = Annotated[StrictInt, Field(ge=-MAX_SAFE_SCORE, le=MAX_SAFE_SCORE, examples=[120])]
 
@@ -25,7 +25,7 @@ class ScoreIn(BaseModel):
 
     player_id: PlayerId
     score: Score = Field(description="An integer, |score| <= 2^53-1. In increment games, the amount added.")
-    display_name: Annotated[StrictStr, Field(max_length=64)] | None = None
+    display_name: Annotated[SingleLine, Field(max_length=64, examples=["Ada"])] | None = None
 
 
 class BatchIn(BaseModel):

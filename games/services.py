@@ -19,11 +19,12 @@ from typing import cast
 from django.conf import settings
 from django.db import transaction
 
-from core import clock, keys
+from core import clock, keys, text
 from core.config import GameConfig
+from core.deadletters import store_or_set_aside
 from core.errors import ServiceError
 from core.lua import ensure_loaded
-from core.models import MAX_SAFE_SCORE, Game, Player, is_player_id
+from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, DeadLetter, Game, Player, is_player_id
 from core.redis import get_redis, run_sync
 from presence.services import PRESENCE_ANNOUNCE_TTL_MS
 
@@ -78,7 +79,7 @@ class Idempotency:
 
 def _check(game: GameConfig, item: Submission) -> None:
     if not is_player_id(item.player_id):
-        raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
+        raise ServiceError(422, "invalid", PLAYER_ID_MESSAGE, field="player_id")
     if type(item.score) is not int or abs(item.score) > MAX_SAFE_SCORE:  # bool and float included
         raise ServiceError(422, "invalid", "Must be an integer with |score| <= 2^53-1.", field="score")
     if game.min_score is not None and item.score < game.min_score:
@@ -87,6 +88,8 @@ def _check(game: GameConfig, item: Submission) -> None:
         raise ServiceError(422, "out_of_bounds", f"Must be at most {game.max_score} in this game.", field="score")
     if item.display_name is not None and len(item.display_name) > 64:
         raise ServiceError(422, "invalid", "At most 64 characters.", field="display_name")
+    if item.display_name is not None and text.has_control_characters(item.display_name):
+        raise ServiceError(422, "invalid", text.CONTROL_MESSAGE, field="display_name")
 
 
 @dataclass(frozen=True)
@@ -294,7 +297,9 @@ def players_sync_pending(*, batch_size: int = PLAYER_SYNC_BATCH_SIZE) -> int:
     """Create or refresh Player rows for players first seen (or renamed) in Redis.
 
     At-least-once: rows are upserted, then acknowledged only if not marked again
-    meanwhile, so a crash between the two repeats a harmless upsert.
+    meanwhile, so a crash between the two repeats a harmless upsert. A player the
+    database refuses (a name with a NUL, stored before names were checked) becomes
+    a dead letter and is acknowledged too: it never blocks the others.
     """
     written = 0
     for game in Game.objects.only("id", "slug"):
@@ -303,19 +308,16 @@ def players_sync_pending(*, batch_size: int = PLAYER_SYNC_BATCH_SIZE) -> int:
             if not raw:
                 break
             rows = [raw[i : i + 3] for i in range(0, len(raw), 3)]
-            Player.objects.bulk_create(
-                [
-                    Player(
-                        game=game,
-                        player_id=player_id,
-                        display_name=name[:64],
-                        first_seen_at=clock.from_ms(marked),
-                    )
-                    for player_id, marked, name in rows
-                ],
-                update_conflicts=True,
-                unique_fields=["game", "player_id"],
-                update_fields=["display_name"],
+            players = [
+                Player(game=game, player_id=player_id, display_name=name[:64], first_seen_at=clock.from_ms(marked))
+                for player_id, marked, name in rows
+            ]
+            store_or_set_aside(
+                game=game,
+                source=DeadLetter.Source.PLAYERS,
+                rows=players,
+                store=_upsert_players,
+                describe=lambda player: (player.player_id, {"display_name": player.display_name}),
             )
             ack: list[str] = [value for player_id, marked, _ in rows for value in (player_id, marked)]
             run_sync(_pending_players_ack, game.slug, ack)
@@ -323,6 +325,12 @@ def players_sync_pending(*, batch_size: int = PLAYER_SYNC_BATCH_SIZE) -> int:
             if len(rows) < batch_size:
                 break
     return written
+
+
+def _upsert_players(players: Sequence[Player]) -> None:
+    Player.objects.bulk_create(
+        players, update_conflicts=True, unique_fields=["game", "player_id"], update_fields=["display_name"]
+    )
 
 
 async def _set_hidden(slug: str, player_id: str, hide: bool, now_ms: int) -> None:

@@ -14,13 +14,14 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.core.exceptions import DisallowedHost, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, JsonResponse
 from django.http.response import HttpResponseBase
 from django.middleware.security import SecurityMiddleware
 from django.utils.decorators import sync_and_async_middleware
 
+from core import pages
 from core.errors import UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECS, is_unavailable
 
 API_PREFIX = "/api/v1/"
@@ -86,19 +87,56 @@ def _as_head(response: HttpResponseBase) -> HttpResponseBase:
     return response
 
 
+class UnavailableMiddleware:
+    """Pages and admin (the full stack): 503 + Retry-After, not a 500, when a view finds
+    Redis or the database unreachable. Errors outside views reach handler500
+    (leaderboard_site/views.py), which answers the same way."""
+
+    async_capable = True
+    sync_capable = True
+
+    def __init__(self, get_response: Handler) -> None:
+        self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> Any:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponseBase | None:
+        if not is_unavailable(exception):
+            return None
+        logger.warning("%s %s: unavailable (%s: %s)", request.method, request.path, type(exception).__name__, exception)
+        return unavailable_json() if request.path.startswith(API_PREFIX) else pages.unavailable(request)
+
+
+def _head_as_get(request: HttpRequest) -> bool:
+    """A HEAD on the API is answered by its GET (the body dropped after); True if it was one."""
+    if request.method == "HEAD" and request.path.startswith(API_PREFIX):
+        request.method = "GET"
+        return True
+    return False
+
+
 @sync_and_async_middleware
 def api_json_errors_middleware(get_response: Handler) -> Handler:
-    """For the full middleware stack (pages, admin and the tests' clients reach /api/v1/ through it)."""
+    """The API's behaviour on the full middleware stack, which the tests' clients (and any
+    deployment that routes /api/v1/ through it) reach the API by: JSON 404/405 and HEAD.
+    A foreign Host is refused earlier (CommonMiddleware), in the envelope too (handler400)."""
     if iscoroutinefunction(get_response):
 
         async def respond_async(request: HttpRequest) -> HttpResponseBase:
+            head = _head_as_get(request)
             response: Awaitable[HttpResponseBase] = get_response(request)
-            return as_json(request, await response)
+            answer = as_json(request, await response)
+            return _as_head(answer) if head else answer
 
         return respond_async
 
     def respond(request: HttpRequest) -> HttpResponseBase:
-        return as_json(request, get_response(request))
+        head = _head_as_get(request)
+        answer = as_json(request, get_response(request))
+        return _as_head(answer) if head else answer
 
     return respond
 
@@ -110,14 +148,13 @@ def api_middleware(get_response: Callable[[HttpRequest], Awaitable[HttpResponseB
     security = SecurityMiddleware(get_response)
 
     async def respond(request: HttpRequest) -> HttpResponseBase:
-        head = request.method == "HEAD"
+        head = False
         try:
             request.get_host()  # DisallowedHost before anything runs
             redirect = security.process_request(request)
             if redirect is not None:
                 return redirect
-            if head:
-                request.method = "GET"  # the read's handler answers; its body is dropped below
+            head = _head_as_get(request)
             response = as_json(request, await get_response(request))
         except Exception as error:
             response = exception_json(request, error)

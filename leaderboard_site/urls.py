@@ -13,6 +13,9 @@ def api_docs(request: HttpRequest) -> HttpResponse:
     return api.docs.render_page(request, api)
 
 
+handler400 = "leaderboard_site.views.bad_request"
+handler500 = "leaderboard_site.views.server_error"
+
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),

@@ -1,10 +1,40 @@
 from __future__ import annotations
 
+import sys
+
 from asgiref.sync import sync_to_async
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+from django.views import defaults as django_defaults
 
+from core import pages
+from core.errors import is_unavailable
 from core.redis import get_redis
+
+from .middleware import API_PREFIX, error_json, exception_json, unavailable_json
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler400: Django's page, or the envelope on API paths (a foreign Host, say)."""
+    if request.path.startswith(API_PREFIX):
+        return exception_json(request, exception)
+    return django_defaults.bad_request(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: called while the error is being handled, so sys.exc_info() names it.
+
+    Redis or the database unreachable is an outage, not a bug: 503 + Retry-After.
+    API paths answer in the JSON envelope either way.
+    """
+    error = sys.exc_info()[1]
+    api = request.path.startswith(API_PREFIX)
+    if error is not None and is_unavailable(error):
+        return unavailable_json() if api else pages.unavailable(request)
+    if api:
+        return error_json(500, "internal_error", "Something went wrong on our side; it has been logged.")
+    return HttpResponse(render_to_string("500.html"), status=500)
 
 
 def _database_ok() -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from core import clock, keys
 from core.config import GameConfig
 from core.errors import ServiceError
-from core.models import Game, is_player_id
+from core.models import PLAYER_ID_MESSAGE, Game, is_player_id
 from core.redis import get_redis, run_sync
 
 from . import scripts
@@ -79,7 +79,7 @@ def _check_ids(ids: Sequence[object], field: str) -> list[str]:
     checked: list[str] = []
     for i, player_id in enumerate(ids):
         if not isinstance(player_id, str) or not is_player_id(player_id):
-            raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field=f"{field}[{i}]")
+            raise ServiceError(422, "invalid", PLAYER_ID_MESSAGE, field=f"{field}[{i}]")
         checked.append(player_id)
     return list(dict.fromkeys(checked))
 

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from core import clock, keys
+from core import clock, keys, text
 from core.config import GameConfig
 from core.errors import ServiceError
-from core.models import MAX_SAFE_SCORE, Game, is_player_id
+from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, Game, is_player_id
 from core.redis import get_redis, run_sync
 from games import periods
 from games.services import PeriodStanding
@@ -31,7 +31,7 @@ def _config(game: Game | GameConfig) -> GameConfig:
 
 def _check_correction(game: GameConfig, player_id: str, value: int, reason: str) -> None:
     if not is_player_id(player_id):
-        raise ServiceError(422, "invalid", "1-64 characters of A-Z a-z 0-9 _ . : -", field="player_id")
+        raise ServiceError(422, "invalid", PLAYER_ID_MESSAGE, field="player_id")
     if type(value) is not int or abs(value) > MAX_SAFE_SCORE:  # bool and float included
         raise ServiceError(422, "invalid", "Must be an integer with |value| <= 2^53-1.", field="value")
     if game.mode == Game.Mode.INCREMENT:
@@ -45,6 +45,8 @@ def _check_correction(game: GameConfig, player_id: str, value: int, reason: str)
             raise ServiceError(422, "out_of_bounds", f"Must be at most {game.max_score} in this game.", field="value")
     if len(reason) > CORRECTION_REASON_MAX_CHARS:
         raise ServiceError(422, "invalid", f"At most {CORRECTION_REASON_MAX_CHARS} characters.", field="reason")
+    if text.has_control_characters(reason):
+        raise ServiceError(422, "invalid", text.CONTROL_MESSAGE, field="reason")
 
 
 def score_correct(*, game: Game | GameConfig, player_id: str, value: int, reason: str = "") -> Corrected:

@@ -16,12 +16,13 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from core import keys
-from core.models import Game
+from core.deadletters import set_aside, store_or_set_aside
+from core.models import DeadLetter, Game
 from core.redis import get_redis, run_sync
 
 from .. import scripts
 from ..models import ScoreEvent
-from .events import LEDGER_GROUP, event_row, logger
+from .events import LEDGER_GROUP, MalformedEntry, logger, parse_entry
 
 # Entries per XREADGROUP and per INSERT: one drain every 5 s moves thousands of
 # entries per second in a few round trips, and one INSERT stays well under
@@ -103,16 +104,33 @@ async def _prune_consumers(slug: str, consumer: str) -> int:
 
 def _store(game: Game, entries: Sequence[tuple[str, dict[str, str]]]) -> int:
     """Insert the rows of some entries (re-deliveries are skipped by the unique event id);
-    returns how many entries were handled. The caller acks them after."""
-    rows = [row for event_id, fields in entries if fields and (row := event_row(game.pk, event_id, fields))]
+    returns how many entries were handled. The caller acks them after.
+
+    An entry the database refuses (a NUL on PostgreSQL, a number past a column), or
+    that the scripts did not write, is set aside as a dead letter: it never blocks
+    the entries behind it, and the stream stays below its cap.
+    """
+    rows: list[ScoreEvent] = []
+    fields_of: dict[str, dict[str, str]] = {}
     for event_id, fields in entries:
         if not fields:
             # Gone from the stream before it was stored: only a manual XTRIM or DEL does that.
             logger.error("ledger entry %s of %s was trimmed before it was stored", event_id, game.slug)
-    if not rows:
-        return 0
-    # No SELECT to count the truly new ones: it cost a fifth of the drain (bench/archive.py).
-    ScoreEvent.objects.bulk_create(rows, ignore_conflicts=True)
+            continue
+        try:
+            rows.append(parse_entry(game.pk, event_id, fields))
+            fields_of[event_id] = fields
+        except MalformedEntry as error:
+            set_aside(game=game, source=DeadLetter.Source.LEDGER, key=event_id, payload=fields, error=str(error))
+    if rows:
+        # No SELECT to count the truly new ones: it cost a fifth of the drain (bench/archive.py).
+        store_or_set_aside(
+            game=game,
+            source=DeadLetter.Source.LEDGER,
+            rows=rows,
+            store=lambda batch: ScoreEvent.objects.bulk_create(batch, ignore_conflicts=True),
+            describe=lambda row: (row.event_id, fields_of[row.event_id]),
+        )
     return len(rows)
 
 

@@ -26,7 +26,11 @@ def split_id(event_id: str) -> StreamId:
     return int(ms), int(seq)
 
 
-def event_row(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | None:
+class MalformedEntry(ValueError):
+    """A stream entry the scripts did not write (only they write the stream)."""
+
+
+def parse_entry(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent:
     """The row of one stream entry (fields as submit_score.lua / score_correct.lua write them)."""
     try:
         ms, seq = split_id(event_id)
@@ -46,7 +50,14 @@ def event_row(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent
             at=clock.from_ms(fields["t"]),
             reason=fields.get("r", "")[:CORRECTION_REASON_MAX_CHARS],
         )
-    except (KeyError, ValueError) as error:
-        # Only the scripts write the stream; an entry they did not write must not stop the drain.
+    except (KeyError, ValueError, OverflowError) as error:
+        raise MalformedEntry(f"malformed entry: {type(error).__name__}: {error}") from None
+
+
+def event_row(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | None:
+    """The row of one stream entry, or None (logged) for one the scripts did not write (the rebuild)."""
+    try:
+        return parse_entry(game_id, event_id, fields)
+    except MalformedEntry as error:
         logger.error("ledger entry %s of game %s skipped: %s (%r)", event_id, game_id, error, fields)
         return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 
 import pytest
@@ -13,7 +14,7 @@ from archive.models import ScoreEvent
 from core import keys
 from core.config import GameConfig
 from core.errors import ServiceError
-from core.models import MAX_SAFE_SCORE, Game
+from core.models import MAX_SAFE_SCORE, DeadLetter, Game
 from core.redis import get_redis, run_sync
 from games import services
 from tests.conftest import clock_at
@@ -305,3 +306,50 @@ def test_it_keeps_entries_read_but_not_yet_stored_when_it_trims(game):
     assert [fields["p"] for _, fields in stream()] == ["a", "b"]
     assert ledger.ledger_drain(consumer="worker-1") == 1
     assert stream() == []
+
+
+# --------------------------------------------------------------------------- entries it cannot store
+
+
+def inject(fields: dict[str, str], slug: str = "tetris") -> str:
+    """An entry written straight into the stream, as no script of the product writes one."""
+    return run_sync(lambda: get_redis().xadd(keys.ledger(slug), fields))
+
+
+def entry(player_id: str, value: int | str, name: str = "") -> dict[str, str]:
+    ms = str(int(NOW.timestamp() * 1000))
+    return {"k": "submit", "p": player_id, "v": str(value), "n": name, "m": "increment", "t": ms}
+
+
+def test_it_sets_aside_entries_it_cannot_store_and_goes_on(game):
+    submit(game, "before", 1)
+    past_a_bigint = inject(entry("huge", 2**70))  # an integer, but no column holds it
+    garbage = inject({"k": "submit", "p": "nobody"})  # no value, no time: not the scripts' writing
+    submit(game, "after", 2)
+
+    assert ledger.ledger_drain() == 3
+
+    assert [r[2] for r in rows()] == ["before", "after"]
+    letters = {d.key: d for d in DeadLetter.objects.filter(game=game)}
+    assert set(letters) == {past_a_bigint, garbage}
+    assert letters[garbage].error.startswith("malformed entry: KeyError")
+    assert json.loads(letters[past_a_bigint].payload)["v"] == str(2**70)
+    assert {d.source for d in letters.values()} == {DeadLetter.Source.LEDGER}
+    # Acknowledged and trimmed: the backlog the submit script caps holds none of them.
+    assert stream() == [] and pending() == 0
+    assert ledger.ledger_drain() == 0 and DeadLetter.objects.count() == 2
+
+
+def test_it_never_lets_a_name_the_database_refuses_stop_the_ledger(game):
+    """A NUL in a name (refused by the API since, but an entry may predate that): PostgreSQL
+    refuses the row, so it is set aside; SQLite stores it. Either way the drain goes on."""
+    poisoned = inject(entry("nul", 5, "bad\x00name"))
+    submit(game, "after", 2)
+
+    ledger.ledger_drain()
+
+    stored = {r[2] for r in rows()}
+    letters = set(DeadLetter.objects.values_list("key", flat=True))
+    assert "after" in stored
+    assert ("nul" in stored) != (poisoned in letters)
+    assert stream() == [] and pending() == 0

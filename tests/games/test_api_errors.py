@@ -64,6 +64,14 @@ async def assert_nothing_stored():
         ({"player_id": "a", "score": 5, "display_name": "n" * 65}, "display_name"),
         ({"player_id": "a", "score": 5, "display_name": 3}, "display_name"),
         ({"player_id": "a", "score": 5, "extra": 1}, "extra"),
+        ({"player_id": ".", "score": 5}, "player_id"),
+        ({"player_id": "..", "score": 5}, "player_id"),
+        ({"player_id": "...", "score": 5}, "player_id"),
+        ({"player_id": "a", "score": 5, "display_name": "bad\x00name"}, "display_name"),
+        ({"player_id": "a", "score": 5, "display_name": "tab\there"}, "display_name"),
+        ({"player_id": "a", "score": 5, "display_name": "esc\x1b[31m"}, "display_name"),
+        ({"player_id": "a", "score": 5, "display_name": "\u202egnp.exe"}, "display_name"),
+        ({"player_id": "a", "score": 5, "display_name": "c1\x85"}, "display_name"),
     ],
 )
 async def test_it_rejects_invalid_fields_with_422_naming_the_field(aclient, key, body, field):
@@ -93,6 +101,72 @@ async def test_it_answers_400_for_malformed_json(aclient, key, raw):
     response = await post(aclient, key, raw)
     assert response.status_code == 400
     assert error_of(response)["code"] == "malformed_json"
+
+
+async def test_it_answers_400_for_an_empty_body_as_the_docs_say(aclient, key):
+    response = await post(aclient, key, "")
+    assert response.status_code == 400
+    assert error_of(response)["code"] == "malformed_json"
+    await assert_nothing_stored()
+
+
+async def test_it_refuses_a_lone_surrogate_in_a_name(aclient, key):
+    # Valid JSON that no UTF-8 encoder can write: refused before it reaches Redis.
+    response = await post(aclient, key, '{"player_id": "a", "score": 1, "display_name": "\\ud800"}')
+    assert response.status_code == 422
+    assert error_of(response)["field"] == "display_name"
+    await assert_nothing_stored()
+
+
+async def test_it_names_a_batch_items_control_characters(aclient, key):
+    body = {"scores": [{"player_id": "a", "score": 1}, {"player_id": "b", "score": 1, "display_name": "x\x00"}]}
+    response = await post(aclient, key, body, url=URL + "/batch")
+    results = response.json()["results"]
+    assert response.status_code == 200 and "error" not in results[0]
+    assert results[1]["error"]["field"] == "scores[1].display_name"
+
+
+async def test_it_answers_head_on_reads_with_the_get_headers_and_no_body(aclient, key):
+    get = await aclient.get("/api/v1/games/tetris/leaderboards/daily")
+    head = await aclient.head("/api/v1/games/tetris/leaderboards/daily")
+    assert head.status_code == 200 and head.content == b""
+    assert head["Content-Type"] == get["Content-Type"]
+    assert head["Content-Length"] == str(len(get.content))
+
+
+async def test_it_refuses_a_host_outside_allowed_hosts_before_anything_runs(aclient, key):
+    response = await aclient.post(
+        URL,
+        {"player_id": "a", "score": 1},
+        content_type="application/json",
+        headers={**auth(key), "Host": "evil.example"},
+    )
+    assert response.status_code == 400
+    assert error_of(response)["code"] == "bad_host"
+    await assert_nothing_stored()
+
+
+@pytest.mark.parametrize("timezone_name", ["UTC", "Asia/Tokyo", "Pacific/Pago_Pago"])
+@pytest.mark.parametrize(
+    "period_id",
+    [
+        "daily/0001-01-01",
+        "daily/9999-12-31",
+        "weekly/0001-W01",
+        "weekly/9999-W52",
+        "monthly/0001-01",
+        "monthly/9999-12",
+    ],
+)
+async def test_it_answers_periods_at_the_calendars_edges_with_404(aclient, make_game, timezone_name, period_id):
+    await sync_to_async(make_game)("edge", timezone_name=timezone_name)
+    base = f"/api/v1/games/edge/leaderboards/{period_id}"
+    for path in (base, f"{base}/players/a", f"{base}/players/a/around", f"{base}/players?ids=a"):
+        response = await aclient.get(path)
+        assert response.status_code == 404, (path, response.content)
+        assert error_of(response)["code"] == "period_not_found"
+    page = await aclient.get(f"/games/edge/history/{period_id}/")
+    assert page.status_code == 404
 
 
 @pytest.mark.parametrize("raw", ['"a string"', "[]", "42", "null"])

@@ -6,11 +6,11 @@ import datetime as dt
 
 import pytest
 
-from core import apikeys
+from core import apikeys, keys
 from core import tasks as core_tasks
 from core.config import GameConfig
-from core.models import ApiKey, Player
-from core.redis import run_sync
+from core.models import ApiKey, DeadLetter, Player
+from core.redis import get_redis, run_sync
 from games import services, tasks
 from tests.conftest import clock_at
 
@@ -98,3 +98,21 @@ def test_it_copies_when_an_api_key_was_last_used(game):
         run_sync(lambda: apikeys.request_authorize(raw_key=raw, game_slug="tetris"))
     assert core_tasks.sync_api_key_last_used() == 1
     assert ApiKey.objects.get(pk=api_key.pk).last_used_at == later
+
+
+def test_it_sets_aside_a_player_the_database_refuses_and_syncs_the_others(game):
+    """A name with a NUL, from before names were checked: PostgreSQL refuses it (a dead
+    letter), SQLite stores it; either way the others are stored and nothing stays pending."""
+    config = GameConfig.from_model(game, "0")
+    submit(config, "ok-1", 1, "Ada")
+    run_sync(lambda: get_redis().hset(keys.names("tetris"), "nul", "bad\x00name"))
+    run_sync(lambda: get_redis().zadd(keys.pending_players("tetris"), {"nul": 1}))
+    submit(config, "ok-2", 2, "Bob")
+
+    assert services.players_sync_pending() == 3
+
+    stored = set(Player.objects.values_list("player_id", flat=True))
+    letters = set(DeadLetter.objects.filter(source=DeadLetter.Source.PLAYERS).values_list("key", flat=True))
+    assert {"ok-1", "ok-2"} <= stored
+    assert ("nul" in stored) != ("nul" in letters)
+    assert run_sync(lambda: get_redis().zcard(keys.pending_players("tetris"))) == 0

@@ -7,6 +7,8 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from core import apikeys
+from core.redis import get_redis
+from games import services as game_services
 from leaderboard_site.asgi import application
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -52,3 +54,65 @@ async def test_it_serves_pages_through_the_full_stack(http):
     assert response.status_code == 200
     # Clickjacking protection comes from the full middleware stack only.
     assert response.headers["X-Frame-Options"] == "DENY"
+
+
+@pytest.fixture
+async def key(make_game) -> str:
+    game = await sync_to_async(make_game)("tetris")
+    _, raw = await sync_to_async(apikeys.api_key_create)(game=game)
+    return raw
+
+
+async def test_it_refuses_a_link_code_for_a_foreign_host_and_stores_nothing(http, key):
+    """Once a 400 came after the code was made and counted (3 such requests locked the player out)."""
+    for _ in range(4):
+        response = await http.post(
+            "/api/v1/games/tetris/players/ada/link-code",
+            headers={"Authorization": f"Bearer {key}", "Host": "evil.example"},
+        )
+        assert response.status_code == 400
+        assert response.json()["error"]["code"] == "bad_host"
+    assert [k async for k in get_redis().scan_iter(match="link:*")] == []
+    assert [k async for k in get_redis().scan_iter(match="rl:*")] == []  # not even the rate limit ran
+
+    issued = await http.post("/api/v1/games/tetris/players/ada/link-code", headers={"Authorization": f"Bearer {key}"})
+    assert issued.status_code == 200
+
+
+async def test_it_answers_head_on_the_production_path(http, key):
+    get = await http.get("/api/v1/games/tetris/leaderboards/daily")
+    head = await http.head("/api/v1/games/tetris/leaderboards/daily")
+    assert head.status_code == 200 and head.content == b""
+    assert head.headers["content-length"] == str(len(get.content))
+    refused = await http.head("/api/v1/games/tetris/scores")
+    assert refused.status_code == 405 and refused.content == b""
+
+
+async def test_it_answers_a_bug_with_a_json_500_and_no_traceback_even_in_debug(http, key, settings, monkeypatch):
+    settings.DEBUG = True
+
+    async def broken(**kwargs: object) -> object:
+        raise RuntimeError("a bug with a secret detail")
+
+    monkeypatch.setattr(game_services, "score_submit", broken)
+    response = await http.post(
+        "/api/v1/games/tetris/scores", json={"player_id": "a", "score": 1}, headers={"Authorization": f"Bearer {key}"}
+    )
+
+    assert response.status_code == 500
+    assert response.json() == {
+        "error": {
+            "code": "internal_error",
+            "message": "Something went wrong on our side; it has been logged.",
+            "field": None,
+        }
+    }
+    assert "secret detail" not in response.text and "Traceback" not in response.text
+
+
+async def test_it_answers_503_on_the_production_path_while_redis_is_unreachable(http, key, redis_unreachable):
+    response = await http.get("/api/v1/games/tetris/leaderboards/daily")
+    assert response.status_code == 503
+    assert response.headers["retry-after"] == "5"
+    page = await http.get("/games/tetris/")
+    assert page.status_code == 503 and "Back in a moment" in page.text
