@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 
 from core import clock, keys, text
+from core import services as core_services
 from core.addresses import client_address
 from core.config import GameConfig
 from core.errors import ServiceError
@@ -54,13 +55,23 @@ LINK_GUESSES_PER_IP = 20
 
 # Failed log-ins are counted over this sliding window...
 LOGIN_FAILURE_WINDOW_SECS = 900
-# ...per username, which stops password guessing against one account (at the cost
-# of letting someone lock that account out for the window; the address limit and
-# the window's length bound that);
-LOGIN_FAILURES_PER_USERNAME = 5
-# ...and per client address, which stops spraying common passwords across many
-# usernames; higher because an address can be shared by many honest users.
+# ...per username from one address: someone guessing one account from one place is
+# locked out for the window, and only there;
+LOGIN_FAILURES_PER_PAIR = 5
+# ...per client address, which stops spraying common passwords across many
+# usernames; higher because an address can be shared by many honest users;
 LOGIN_FAILURES_PER_IP = 30
+# ...and per username from anywhere: past this many, the username takes one attempt
+# per interval, from any address. A slow-down, never a lock-out: nobody can lock a
+# known user out of their own account, and spreading guesses over many addresses
+# still yields about two a minute.
+LOGIN_SLOWDOWN_AFTER_FAILURES = 10
+LOGIN_SLOWDOWN_INTERVAL_SECS = 30
+
+# Accounts created from one client address (IPv4, or an IPv6 /64) per hour: a
+# household's worth, not a bot's.
+SIGNUPS_PER_IP = 10
+SIGNUP_WINDOW_SECS = 3600
 
 _CODE = re.compile(f"^[{LINK_CODE_ALPHABET}]{{{LINK_CODE_LENGTH}}}$")
 
@@ -202,36 +213,54 @@ def link_delete(*, user: Any, link_id: int) -> PlayerLink:
 # --------------------------------------------------------------------------- log-in
 
 
-async def _login_failures(op: str, username: str, address: str, now_ms: int) -> int:
-    return int(
-        await scripts.LOGIN_FAILURES(
-            get_redis(),
-            [keys.login_failures_user(username), keys.login_failures_ip(address)],
-            [
-                op,
-                now_ms,
-                LOGIN_FAILURE_WINDOW_SECS * 1000,
-                LOGIN_FAILURES_PER_USERNAME,
-                LOGIN_FAILURES_PER_IP,
-                uuid.uuid4().hex,
-            ],
-        )
+async def _login_failures(op: str, username: str, address: str, now_ms: int) -> tuple[int, str]:
+    wait, why = await scripts.LOGIN_FAILURES(
+        get_redis(),
+        [
+            keys.login_failures_pair(username, address),
+            keys.login_failures_ip(address),
+            keys.login_failures_user(username),
+            keys.login_next_attempt(username),
+        ],
+        [
+            op,
+            now_ms,
+            LOGIN_FAILURE_WINDOW_SECS * 1000,
+            LOGIN_FAILURES_PER_PAIR,
+            LOGIN_FAILURES_PER_IP,
+            LOGIN_SLOWDOWN_AFTER_FAILURES,
+            LOGIN_SLOWDOWN_INTERVAL_SECS * 1000,
+            uuid.uuid4().hex,
+        ],
     )
+    return int(wait), str(why)
 
 
-def _locked_out(wait_ms: int) -> ServiceError:
+def _wait_text(wait_ms: int) -> str:
+    seconds = max(1, math.ceil(wait_ms / 1000))
+    if seconds < 90:
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+    return _minutes(wait_ms)
+
+
+def _too_many(wait_ms: int, why: str) -> ServiceError:
+    if why == "slowed":
+        message = (
+            f"This account has had many failed log-ins lately, so it takes one attempt every "
+            f"{LOGIN_SLOWDOWN_INTERVAL_SECS} seconds. Try again in {_wait_text(wait_ms)}."
+        )
+    else:
+        message = f"Too many failed log-ins. Try again in {_wait_text(wait_ms)}."
     return ServiceError(
-        429,
-        "too_many_logins",
-        f"Too many failed log-ins. Try again in {_minutes(wait_ms)}.",
-        headers={"Retry-After": str(max(1, math.ceil(wait_ms / 1000)))},
+        429, "too_many_logins", message, headers={"Retry-After": str(max(1, math.ceil(wait_ms / 1000)))}
     )
 
 
 def login_authenticate(*, username: str, password: str, ip: str) -> Any:
-    """The user with these credentials, unless the username or the address is locked out.
+    """The user with these credentials, unless this username from this address, or this
+    address, is locked out, or the username is slowed down (see the limits above).
 
-    A locked-out attempt does not even reach the password check. A success does not
+    A refused attempt does not even reach the password check. A success does not
     clear the failure windows: they age out on their own, and clearing them would
     let anyone with one working account reset the per-address count at will.
 
@@ -244,13 +273,26 @@ def login_authenticate(*, username: str, password: str, ip: str) -> Any:
         # Never a real account's (Django refuses them at sign-up), and a database may refuse the query.
         raise ServiceError(422, "invalid_login", "Wrong username or password.", field="username")
     address, now_ms = client_address(ip), clock.now_ms()
-    wait_ms = run_sync(_login_failures, "check", username, address, now_ms)
+    wait_ms, why = run_sync(_login_failures, "check", username, address, now_ms)
     if wait_ms:
-        raise _locked_out(wait_ms)
+        raise _too_many(wait_ms, why)
     user = authenticate(None, username=username, password=password)
     if user is None:
-        wait_ms = run_sync(_login_failures, "fail", username, address, now_ms)
+        wait_ms, why = run_sync(_login_failures, "fail", username, address, now_ms)
         if wait_ms:
-            raise _locked_out(wait_ms)
+            raise _too_many(wait_ms, why)
         raise ServiceError(422, "invalid_login", "Wrong username or password.", field="username")
     return user
+
+
+def signup_allowed(*, ip: str) -> None:
+    """Count one sign-up of a client address; 429 (with Retry-After) past SIGNUPS_PER_IP an hour."""
+    key = keys.signups_ip(client_address(ip))
+    wait_ms = run_sync(lambda: core_services.limit_take(key=key, window_secs=SIGNUP_WINDOW_SECS, limit=SIGNUPS_PER_IP))
+    if wait_ms:
+        raise ServiceError(
+            429,
+            "too_many_signups",
+            f"Too many accounts were created from your network lately. Try again in {_wait_text(wait_ms)}.",
+            headers={"Retry-After": str(max(1, math.ceil(wait_ms / 1000)))},
+        )

@@ -74,18 +74,38 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect(next_url or resolve_url(settings.LOGIN_REDIRECT_URL))
     form = SignupForm(request.POST if request.method == "POST" else None)
+    context: dict[str, Any] = {"form": form, "next": next_url}
     if request.method == "POST" and form.is_valid():
+        try:
+            services.signup_allowed(ip=_client_ip(request))
+        except ServiceError as error:
+            return _error_page(request, "accounts/signup.html", context, error)
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(request, f"Welcome, {user.get_username()}! Your account is ready.")
         return redirect(next_url or resolve_url(settings.LOGIN_REDIRECT_URL))
-    errors = [
-        f"{form.fields[field].label}: {message}" if field in form.fields else message
-        for field, field_errors in form.errors.items()
-        for message in field_errors
-    ]
-    status = 422 if errors else 200
-    return render(request, "accounts/signup.html", {"form": form, "errors": errors, "next": next_url}, status=status)
+    context["errors"] = _signup_errors(form)
+    return render(request, "accounts/signup.html", context, status=422 if context["errors"] else 200)
+
+
+def _signup_errors(form: SignupForm) -> list[str]:
+    """One line per problem, labelled by what the user typed it into.
+
+    Django hangs the password checks (too short, too common...) on the confirmation
+    field; they are about the password, and say so once each.
+    """
+    lines: list[str] = []
+    for field, errors in form.errors.as_data().items():
+        for error in errors:
+            for message in error.messages:
+                if field == "password2" and error.code != "password_mismatch":
+                    label = form.fields["password1"].label
+                else:
+                    label = form.fields[field].label if field in form.fields else None
+                line = f"{label}: {message}" if label else message
+                if line not in lines:
+                    lines.append(line)
+    return lines
 
 
 @require_http_methods(["GET", "POST"])

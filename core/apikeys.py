@@ -38,8 +38,8 @@ def _split_key(raw: str) -> tuple[str, str] | None:
     return parts[1], parts[2]
 
 
-async def request_authorize(*, raw_key: str | None, game_slug: str) -> Authorized:
-    """Check an API key for a game and take one request from its rate limit.
+async def request_authorize(*, raw_key: str | None, game_slug: str, items: int = 1) -> Authorized:
+    """Check an API key for a game and take one request, and ``items`` items, from its budgets.
 
     Raises ServiceError: 401 missing/unknown key, 403 revoked or other game,
     404 unknown game, 403 inactive game, 429 over the limit.
@@ -58,11 +58,24 @@ async def request_authorize(*, raw_key: str | None, game_slug: str) -> Authorize
     if key.game_id != game.id:
         raise ServiceError(403, "wrong_game", "This API key belongs to another game.")
 
-    limit = key.requests_per_minute
-    allowed, remaining, retry_ms, reset_ms, version = await scripts.RATE_LIMIT(
+    (
+        allowed,
+        refused_by,
+        retry_ms,
+        requests_left,
+        requests_reset_ms,
+        items_left,
+        items_reset_ms,
+        version,
+    ) = await scripts.RATE_LIMIT(
         get_redis(),
-        [keys.api_rate(game.slug, key.prefix), keys.api_last_used(game.slug), keys.config_version(game.slug)],
-        [clock.now_ms(), limit, API_RATE_WINDOW_MS, key.prefix],
+        [
+            keys.api_rate(game.slug, key.prefix),
+            keys.api_items_rate(game.slug, key.prefix),
+            keys.api_last_used(game.slug),
+            keys.config_version(game.slug),
+        ],
+        [clock.now_ms(), API_RATE_WINDOW_MS, key.prefix, key.requests_per_minute, key.items_per_minute, items],
     )
     if version != game.version:
         # Something changed since this process cached it: look again before going on.
@@ -73,29 +86,38 @@ async def request_authorize(*, raw_key: str | None, game_slug: str) -> Authorize
         if reloaded_key.revoked:
             raise ServiceError(403, "revoked_api_key", "This API key has been revoked.")
         key, game = reloaded_key, reloaded_game
+    window = API_RATE_WINDOW_MS // 1000
     headers = {
-        "RateLimit-Policy": f'"api-key";q={limit};w={API_RATE_WINDOW_MS // 1000}',
-        "RateLimit": f'"api-key";r={remaining};t={math.ceil(reset_ms / 1000)}',
+        "RateLimit-Policy": f'"api-key";q={key.requests_per_minute};w={window}, '
+        f'"items";q={key.items_per_minute};w={window}',
+        "RateLimit": f'"api-key";r={requests_left};t={math.ceil(requests_reset_ms / 1000)}, '
+        f'"items";r={items_left};t={math.ceil(items_reset_ms / 1000)}',
     }
     if not allowed:
         retry = str(max(1, math.ceil(retry_ms / 1000)))
-        raise ServiceError(
-            429,
-            "rate_limited",
-            f"This API key is limited to {limit} requests per minute; retry in {retry} s.",
-            headers={**headers, "Retry-After": retry},
-        )
+        if refused_by == "items":
+            message = (
+                f"This API key may send {key.items_per_minute} items (scores, player ids) per minute; "
+                f"retry in {retry} s."
+            )
+        else:
+            message = f"This API key is limited to {key.requests_per_minute} requests per minute; retry in {retry} s."
+        raise ServiceError(429, "rate_limited", message, headers={**headers, "Retry-After": retry})
     if not game.active:
         raise ServiceError(403, "game_inactive", "This game is not accepting scores.")
     return Authorized(api_key=key, game=game, rate_headers=headers)
 
 
-def api_key_create(*, game: Game, name: str = "", requests_per_minute: int | None = None) -> tuple[ApiKey, str]:
+def api_key_create(
+    *, game: Game, name: str = "", requests_per_minute: int | None = None, items_per_minute: int | None = None
+) -> tuple[ApiKey, str]:
     """Create a key; returns it with the full secret, which is never shown again."""
     raw, prefix, secret_hash = ApiKey.generate()
     api_key = ApiKey(game=game, name=name, prefix=prefix, secret_hash=secret_hash)
     if requests_per_minute is not None:
         api_key.requests_per_minute = requests_per_minute
+    if items_per_minute is not None:
+        api_key.items_per_minute = items_per_minute
     api_key.full_clean()
     api_key.save()
     return api_key, raw

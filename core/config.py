@@ -75,6 +75,7 @@ class ApiKeyConfig:
     game_slug: str
     revoked: bool
     requests_per_minute: int
+    items_per_minute: int
 
 
 # Entries each cache holds at most: a flood of unknown game slugs or key prefixes
@@ -143,6 +144,7 @@ async def get_api_key(prefix: str, *, reload: bool = False) -> ApiKeyConfig | No
             game_slug=key.game.slug,
             revoked=key.revoked,
             requests_per_minute=key.requests_per_minute,
+            items_per_minute=key.items_per_minute,
         )
         if key
         else None

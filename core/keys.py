@@ -78,6 +78,11 @@ def api_rate(slug: str, key_prefix: str) -> str:
     return f"rl:{_tag(slug)}:key:{key_prefix}"
 
 
+def api_items_rate(slug: str, key_prefix: str) -> str:
+    """GCRA state (theoretical arrival time, ms) of one API key's item budget."""
+    return f"rl:{_tag(slug)}:items:{key_prefix}"
+
+
 def api_last_used(slug: str) -> str:
     """HASH key_prefix -> last request time (ms), copied to the database by a beat task."""
     return f"rl:{_tag(slug)}:key-last-used"
@@ -209,15 +214,34 @@ def link_failures_ip(slug: str, ip: str) -> str:
     return f"link:{_tag(slug)}:fail-ip:{ip}"
 
 
+def _username_digest(username: str) -> str:
+    # Hashed: usernames are free text (and case does not make another account).
+    return hashlib.sha256(username.lower().encode()).hexdigest()[:32]
+
+
+def login_failures_pair(username: str, ip: str) -> str:
+    """ZSET sliding window of failed log-ins for one username from one address (IPv6: one /64)."""
+    return f"login:{{accounts}}:fail-pair:{_username_digest(username)}:{ip}"
+
+
 def login_failures_user(username: str) -> str:
-    """ZSET sliding window of failed log-ins for one username (hashed: names are free text)."""
-    digest = hashlib.sha256(username.lower().encode()).hexdigest()[:32]
-    return f"login:{{accounts}}:fail-user:{digest}"
+    """ZSET sliding window of failed log-ins for one username from anywhere (the slow-down)."""
+    return f"login:{{accounts}}:fail-user:{_username_digest(username)}"
+
+
+def login_next_attempt(username: str) -> str:
+    """STRING: when a slowed-down username takes its next attempt (ms); expires with the window."""
+    return f"login:{{accounts}}:next:{_username_digest(username)}"
 
 
 def login_failures_ip(ip: str) -> str:
     """ZSET sliding window of failed log-ins from one client address (IPv6: one /64)."""
     return f"login:{{accounts}}:fail-ip:{ip}"
+
+
+def signups_ip(ip: str) -> str:
+    """ZSET sliding window of accounts created from one client address (IPv6: one /64)."""
+    return f"signup:{{accounts}}:ip:{ip}"
 
 
 # --------------------------------------------------------------------------- archive

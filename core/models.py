@@ -147,6 +147,13 @@ class Player(models.Model):
 
 KEY_PREFIX_LEN = 8
 MAX_REQUESTS_PER_MINUTE = 10_000_000
+# A batch carries at most this many scores (games/schemas.py), a presence report as many ids.
+MAX_BATCH_ITEMS = 1000
+# Items (scores, presence ids) one key may send per minute. A score sent with an
+# Idempotency-Key leaves a record of about 300 bytes for IDEMPOTENCY_TTL_SECS: this
+# budget bounds what one key can pin in Redis (about 18 MB a minute at the default),
+# where a budget of requests alone let 1,000-item batches pin 1.9 GB a minute.
+DEFAULT_ITEMS_PER_MINUTE = 60_000
 
 
 def hash_secret(secret: str) -> str:
@@ -164,6 +171,12 @@ class ApiKey(models.Model):
         # Above this the GCRA step (60,000 ms / limit) drops below what a double resolves
         # at epoch-ms scale, and the limit would stop limiting.
         validators=[MinValueValidator(1), MaxValueValidator(MAX_REQUESTS_PER_MINUTE)],
+    )
+    items_per_minute = models.PositiveIntegerField(
+        default=DEFAULT_ITEMS_PER_MINUTE,
+        # At least one full batch, so that every request fits the budget.
+        validators=[MinValueValidator(MAX_BATCH_ITEMS), MaxValueValidator(MAX_REQUESTS_PER_MINUTE)],
+        help_text="Scores and presence reports (each item of a batch counts) per minute.",
     )
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)

@@ -5,3 +5,4 @@ from __future__ import annotations
 from .lua import load
 
 RATE_LIMIT = load(__file__, "rate_limit")
+SLIDING_WINDOW = load(__file__, "sliding_window")

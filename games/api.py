@@ -110,7 +110,7 @@ def _item(raw: Any, index: int, *, with_fingerprint: bool) -> tuple[services.Sub
     auth=BearerKey(),
     summary="Submit up to 1,000 scores",
 )
-@authorized
+@authorized(items=lambda kwargs: len(kwargs["payload"].scores))
 async def submit_batch(request: HttpRequest, key: Authorized, game: str, payload: BatchIn) -> Ok:
     """Each item is applied atomically on its own, in one pipelined round trip; `results`
     follow the order of `scores`, each a score response or an `error` object. With an

@@ -8,12 +8,10 @@ from typing import Annotated, Any
 from ninja import Schema
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from core.models import MAX_SAFE_SCORE
+from core.models import MAX_BATCH_ITEMS, MAX_SAFE_SCORE
 from core.schemas import ErrorOut, PlayerId, SingleLine
 
 Score = Annotated[StrictInt, Field(ge=-MAX_SAFE_SCORE, le=MAX_SAFE_SCORE, examples=[120])]
-
-MAX_BATCH_ITEMS = 1000
 
 
 # Request bodies are plain pydantic models: ninja's Schema adds a Django-object

@@ -68,7 +68,7 @@ class ApiKeyInline(admin.TabularInline):
     extra = 0
     # Revoke instead (ApiKey admin): a revoked key still explains a client's 403.
     can_delete = False
-    fields = ("name", "requests_per_minute", "prefix", "created_at", "last_used_at", "is_revoked")
+    fields = ("name", "requests_per_minute", "items_per_minute", "prefix", "created_at", "last_used_at", "is_revoked")
     readonly_fields = ("prefix", "created_at", "last_used_at", "is_revoked")
     show_change_link = True
 
@@ -287,7 +287,16 @@ class PlayerAdmin(admin.ModelAdmin):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ("prefix", "name", "game", "requests_per_minute", "created_at", "last_used_at", "is_revoked")
+    list_display = (
+        "prefix",
+        "name",
+        "game",
+        "requests_per_minute",
+        "items_per_minute",
+        "created_at",
+        "last_used_at",
+        "is_revoked",
+    )
     list_filter = ("game", ("revoked_at", admin.EmptyFieldListFilter))
     search_fields = ("prefix", "name", "game__slug")
     list_select_related = ("game",)
@@ -295,8 +304,17 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> tuple[str, ...]:
         if obj is None:
-            return ("game", "name", "requests_per_minute")
-        return ("game", "prefix", "name", "requests_per_minute", "created_at", "last_used_at", "revoked_at")
+            return ("game", "name", "requests_per_minute", "items_per_minute")
+        return (
+            "game",
+            "prefix",
+            "name",
+            "requests_per_minute",
+            "items_per_minute",
+            "created_at",
+            "last_used_at",
+            "revoked_at",
+        )
 
     def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> tuple[str, ...]:
         if obj is None:

@@ -67,7 +67,7 @@ class PlayerPresenceOut(Schema):
     auth=BearerKey(),
     summary="Report players online or offline",
 )
-@authorized
+@authorized(items=lambda kwargs: len(kwargs["payload"].online) + len(kwargs["payload"].offline))
 async def report_presence(request: HttpRequest, key: Authorized, game: str, payload: PresenceIn) -> Ok:
     """A game server's heartbeat: players in `online` count as online for the game's presence
     timeout (60 s unless set otherwise), those in `offline` leave at once. At most 1,000 ids

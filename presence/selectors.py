@@ -64,12 +64,15 @@ async def presence_page(*, game: GameConfig, offset: int = 0, limit: int = 50) -
 
 
 async def player_presence(*, game: GameConfig, player_id: str) -> PlayerPresence:
-    """Whether a player is online, and when they were last seen (None: never, or longer ago than
-    PRESENCE_LAST_SEEN_KEEP_SECS)."""
+    """Whether a player is online, and when they were last seen (None: never, longer ago than
+    PRESENCE_LAST_SEEN_KEEP_SECS, or the player is hidden: a hidden player leaves no trace)."""
     async with get_redis().pipeline(transaction=True) as pipe:
         pipe.zscore(keys.presence_online(game.slug), player_id)
         pipe.zscore(keys.presence_last_seen(game.slug), player_id)
-        score, stored = await pipe.execute()
+        pipe.sismember(keys.hidden(game.slug), player_id)
+        score, stored, hidden = await pipe.execute()
+    if hidden:
+        return PlayerPresence(online=False, last_seen=None)
     if score is not None:
         return PlayerPresence(online=score >= _cutoff_ms(game), last_seen=clock.from_ms(score))
     if stored is None or stored < clock.now_ms() - PRESENCE_LAST_SEEN_KEEP_SECS * 1000:

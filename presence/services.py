@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from core import clock, keys
 from core.config import GameConfig
 from core.errors import ServiceError
-from core.models import PLAYER_ID_MESSAGE, Game, is_player_id
+from core.models import MAX_BATCH_ITEMS, PLAYER_ID_MESSAGE, Game, is_player_id
 from core.redis import get_redis, run_sync
 
 from . import scripts
 from .selectors import PRESENCE_LAST_SEEN_KEEP_SECS, OnlinePlayer
 
 # A game server may report at most this many players per request, as for score batches.
-PRESENCE_BATCH_MAX = 1000
+PRESENCE_BATCH_MAX = MAX_BATCH_ITEMS
 # An open page heartbeats this often at most (a third of the timeout when that is
 # shorter), so one late beat never makes a reader see its player offline.
 PAGE_HEARTBEAT_MAX_SECS = 20.0

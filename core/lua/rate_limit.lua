@@ -1,29 +1,50 @@
--- Per-API-key rate limit with GCRA: O(1) memory (one number) per key, exact
--- spacing, bursts up to the whole per-window limit.
+-- Per-API-key rate limits with GCRA: O(1) memory (one number) per key and budget,
+-- exact spacing, bursts up to the whole per-window limit. Two budgets, taken
+-- together or not at all: requests, and items (a batch of 1,000 scores is one
+-- request but 1,000 items: each may leave an idempotency record behind).
 --
--- KEYS[1] GCRA state STRING: the theoretical arrival time (TAT), epoch ms
--- KEYS[2] last-used HASH (key prefix -> epoch ms), copied to the database by a beat task
--- KEYS[3] the game's config version counter (read only)
--- ARGV[1] now, epoch ms
--- ARGV[2] limit: requests per window
--- ARGV[3] window, ms
--- ARGV[4] key prefix
--- Returns {allowed 0|1, remaining, retry-after ms, ms until the quota is full again, config version}
+-- KEYS[1] requests GCRA STRING: the theoretical arrival time (TAT), epoch ms
+-- KEYS[2] items GCRA STRING: likewise
+-- KEYS[3] last-used HASH (key prefix -> epoch ms), copied to the database by a beat task
+-- KEYS[4] the game's config version counter (read only)
+-- ARGV[1] now, epoch ms; ARGV[2] window, ms; ARGV[3] key prefix
+-- ARGV[4] requests per window; ARGV[5] items per window; ARGV[6] items in this request
+-- Returns {allowed 0|1, refused by 'requests' | 'items' | '', retry-after ms,
+--   requests remaining, ms until the request budget is full again,
+--   items remaining, ms until the item budget is full again, config version}
 
-local now = tonumber(ARGV[1])
-local limit = tonumber(ARGV[2])
-local window = tonumber(ARGV[3])
-local interval = window / limit
-local version = redis.call('GET', KEYS[3]) or '0'
+local now, window = tonumber(ARGV[1]), tonumber(ARGV[2])
+local version = redis.call('GET', KEYS[4]) or '0'
 
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tat < now then tat = now end
-local new_tat = tat + interval
-local allow_at = new_tat - window
-if now < allow_at then
-  return {0, 0, math.ceil(allow_at - now), math.ceil(tat - now), version}
+-- One budget: {new TAT, ms before it allows this cost (0: now), its state after}.
+local function budget(key, limit, cost)
+  local interval = window / limit
+  local tat = math.max(tonumber(redis.call('GET', key) or '0'), now)
+  local new_tat = tat + cost * interval
+  local allow_at = new_tat - window
+  local wait = 0
+  if now < allow_at then wait = math.ceil(allow_at - now) end
+  return {tat = tat, new_tat = new_tat, wait = wait, interval = interval}
 end
-redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.max(1, math.ceil(new_tat - now)))
-redis.call('HSET', KEYS[2], ARGV[4], ARGV[1])
-local remaining = math.floor((window - (new_tat - now)) / interval)
-return {1, remaining, 0, math.ceil(new_tat - now), version}
+
+local requests = budget(KEYS[1], tonumber(ARGV[4]), 1)
+local items = budget(KEYS[2], tonumber(ARGV[5]), tonumber(ARGV[6]))
+
+local function remaining(b, tat)
+  return math.max(0, math.floor((window - (tat - now)) / b.interval))
+end
+
+if requests.wait > 0 or items.wait > 0 then
+  local which = 'requests'
+  if items.wait > requests.wait then which = 'items' end
+  return {0, which, math.max(requests.wait, items.wait),
+    remaining(requests, requests.tat), math.ceil(requests.tat - now),
+    remaining(items, items.tat), math.ceil(items.tat - now), version}
+end
+for i, b in ipairs({requests, items}) do
+  redis.call('SET', KEYS[i], string.format('%.3f', b.new_tat), 'PX', math.max(1, math.ceil(b.new_tat - now)))
+end
+redis.call('HSET', KEYS[3], ARGV[3], ARGV[1])
+return {1, '', 0,
+  remaining(requests, requests.new_tat), math.ceil(requests.new_tat - now),
+  remaining(items, items.new_tat), math.ceil(items.new_tat - now), version}

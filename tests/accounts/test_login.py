@@ -148,9 +148,9 @@ def test_it_ignores_an_unsafe_next(ann, target):
     assert target not in Client().get(f"{LOGIN}?next={target}").content.decode()
 
 
-def test_it_locks_a_username_out_after_too_many_failures(ann, failed_checks):
+def test_it_locks_a_username_out_from_the_address_that_failed(ann, failed_checks):
     client = Client(REMOTE_ADDR=IP)
-    for _ in range(services.LOGIN_FAILURES_PER_USERNAME - 1):
+    for _ in range(services.LOGIN_FAILURES_PER_PAIR - 1):
         assert log_in(client, password="wrong").status_code == 422
     # The failure that fills the window already says so.
     assert log_in(client, password="wrong").status_code == 429
@@ -162,17 +162,47 @@ def test_it_locks_a_username_out_after_too_many_failures(ann, failed_checks):
     assert signed_in_as(client) is None
     # Not even the password was checked.
     assert len(failed_checks) == checks
-    # The same username is locked from another address too; other usernames are not.
-    assert log_in(Client(REMOTE_ADDR="198.51.100.3")).status_code == 429
+    # The account itself is not locked: its owner logs in from elsewhere; other names from here.
+    assert log_in(Client(REMOTE_ADDR="198.51.100.3")).status_code == 302
     User.objects.create_user("bob", password=PASSWORD)
     assert log_in(client, username="bob").status_code == 302
 
 
+def test_it_never_locks_a_known_user_out_of_their_own_account(ann, clock):
+    """Someone guessing from many addresses slows the username down; its owner still gets in."""
+    for i in range(40):
+        attacker = Client(REMOTE_ADDR=f"198.51.100.{i}")
+        assert log_in(attacker, password="wrong").status_code in (422, 429)
+        clock.advance(1)
+    owner = Client(REMOTE_ADDR=IP)
+    response = log_in(owner)
+    if response.status_code == 429:  # slowed down: one attempt per interval, never more than that to wait
+        assert int(response["Retry-After"]) <= services.LOGIN_SLOWDOWN_INTERVAL_SECS
+        clock.advance(services.LOGIN_SLOWDOWN_INTERVAL_SECS)
+        response = log_in(owner)
+    assert response.status_code == 302
+    assert signed_in_as(owner) == "ann"
+
+
+def test_it_slows_a_username_down_across_addresses(ann, clock):
+    for i in range(services.LOGIN_SLOWDOWN_AFTER_FAILURES):
+        assert log_in(Client(REMOTE_ADDR=f"198.51.100.{i}"), password="wrong").status_code == 422
+    assert log_in(Client(REMOTE_ADDR="192.0.2.1"), password="wrong").status_code == 422  # takes the slot
+
+    response = log_in(Client(REMOTE_ADDR="192.0.2.2"), password="wrong")
+
+    assert response.status_code == 429
+    assert f"one attempt every {services.LOGIN_SLOWDOWN_INTERVAL_SECS} seconds" in response.content.decode()
+    assert int(response["Retry-After"]) == services.LOGIN_SLOWDOWN_INTERVAL_SECS
+    clock.advance(services.LOGIN_SLOWDOWN_INTERVAL_SECS)
+    assert log_in(Client(REMOTE_ADDR="192.0.2.2")).status_code == 302
+
+
 def test_it_locks_an_address_out_across_usernames(ann):
     client = Client(REMOTE_ADDR=IP)
-    per_user = services.LOGIN_FAILURES_PER_USERNAME
+    per_pair = services.LOGIN_FAILURES_PER_PAIR
     for i in range(services.LOGIN_FAILURES_PER_IP - 1):
-        assert log_in(client, username=f"guess{i // per_user}", password="wrong").status_code in (422, 429)
+        assert log_in(client, username=f"guess{i // per_pair}", password="wrong").status_code in (422, 429)
     response = log_in(client, username="someone-else", password="wrong")
     assert response.status_code == 429
     response = log_in(client)
@@ -185,7 +215,7 @@ def test_it_locks_an_address_out_across_usernames(ann):
 
 def test_it_lifts_the_lock_out_when_the_window_passes(ann):
     t0 = dt.datetime(2026, 11, 22, 12, 0, tzinfo=dt.UTC)
-    for i in range(services.LOGIN_FAILURES_PER_USERNAME):
+    for i in range(services.LOGIN_FAILURES_PER_PAIR):
         with pytest.raises(ServiceError), clock_at(t0 + dt.timedelta(seconds=i)):
             services.login_authenticate(username="ann", password="wrong", ip=IP)
     window = services.LOGIN_FAILURE_WINDOW_SECS
@@ -196,6 +226,57 @@ def test_it_lifts_the_lock_out_when_the_window_passes(ann):
     with clock_at(t0 + dt.timedelta(seconds=window)):
         user = services.login_authenticate(username="ann", password=PASSWORD, ip=IP)
     assert user == ann
+
+
+def test_it_limits_the_admin_log_in_like_the_sites(ann):
+    """Once, 40 wrong passwords and then the right one logged in to admin."""
+    User.objects.create_superuser("boss", password=PASSWORD)
+    client = Client(REMOTE_ADDR=IP)
+    for _ in range(services.LOGIN_FAILURES_PER_PAIR - 1):
+        response = client.post("/admin/login/", {"username": "boss", "password": "wrong"})
+        assert response.status_code == 200 and "correct username and password for a staff" in response.content.decode()
+    client.post("/admin/login/", {"username": "boss", "password": "wrong"})  # fills the window
+
+    response = client.post("/admin/login/?next=/admin/", {"username": "boss", "password": PASSWORD})
+
+    assert response.status_code == 200
+    assert "Too many failed log-ins." in response.content.decode()
+    assert signed_in_as(client) is None
+    assert (
+        Client(REMOTE_ADDR="198.51.100.7").post("/admin/login/", {"username": "boss", "password": PASSWORD}).status_code
+        == 302
+    )
+
+
+def test_it_limits_sign_ups_from_one_address():
+    client = Client(REMOTE_ADDR=IP)
+    for i in range(services.SIGNUPS_PER_IP):
+        response = Client(REMOTE_ADDR=IP).post(
+            SIGNUP, {"username": f"u{i}", "password1": PASSWORD, "password2": PASSWORD}
+        )
+        assert response.status_code == 302
+
+    response = client.post(SIGNUP, {"username": "one-more", "password1": PASSWORD, "password2": PASSWORD})
+
+    assert response.status_code == 429
+    assert "Too many accounts were created from your network lately." in response.content.decode()
+    assert not User.objects.filter(username="one-more").exists()
+    assert (
+        Client(REMOTE_ADDR="198.51.100.8")
+        .post(SIGNUP, {"username": "elsewhere", "password1": PASSWORD, "password2": PASSWORD})
+        .status_code
+        == 302
+    )
+
+
+def test_it_labels_password_problems_as_the_passwords_once_each():
+    response = Client().post(SIGNUP, {"username": "newbie", "password1": "123", "password2": "123"})
+
+    page = response.content.decode()
+    assert response.status_code == 422
+    assert "Password confirmation" not in page.split("<form")[0]
+    assert page.count("Password: This password is too short.") == 1
+    assert page.count("Password: This password is entirely numeric.") == 1
 
 
 # --------------------------------------------------------------------------- CSRF

@@ -140,7 +140,7 @@ def test_it_prints_only_the_new_key_and_the_key_works(make_game):
 
     authorized = run_sync(lambda: apikeys.request_authorize(raw_key=raw, game_slug="tetris"))
     assert authorized.api_key.prefix == api_key.prefix
-    assert authorized.rate_headers["RateLimit-Policy"] == '"api-key";q=120;w=60'
+    assert authorized.rate_headers["RateLimit-Policy"] == '"api-key";q=120;w=60, "items";q=60000;w=60'
 
 
 def test_it_refuses_a_key_for_an_unknown_game():

@@ -8,7 +8,7 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 
-from core import apikeys, keys
+from core import apikeys, config, keys
 from core.config import GameConfig
 from core.errors import ServiceError
 from core.redis import get_redis
@@ -41,7 +41,7 @@ async def test_it_limits_an_api_key_per_minute_with_headers(aclient, game):
         for i in range(4)
     ]
     assert [r.status_code for r in responses] == [200, 200, 200, 429]
-    assert responses[0]["RateLimit-Policy"] == '"api-key";q=3;w=60'
+    assert responses[0]["RateLimit-Policy"] == '"api-key";q=3;w=60, "items";q=60000;w=60'
     assert [r["RateLimit"].split(";")[1] for r in responses] == ["r=2", "r=1", "r=0", "r=0"]
     limited = responses[3]
     assert limited.json()["error"]["code"] == "rate_limited"
@@ -115,3 +115,65 @@ async def test_it_does_not_count_refused_submissions_against_a_player(game):
     assert await get_redis().zcard(keys.player_spam("tetris", "a")) == 3
     with clock_at(later(60.001)):
         await services.score_submit(game=config, player_id="a", score=1)
+
+
+async def test_it_counts_each_item_of_a_batch_against_the_keys_item_budget(aclient, make_game):
+    """A 1,000-item batch once counted as one request: one key could pin about 1.9 GB of
+    idempotency records a minute. Items now have a budget of their own."""
+    game = await sync_to_async(make_game)("chess", max_submissions_per_minute=0)
+    _, raw = await sync_to_async(apikeys.api_key_create)(game=game, items_per_minute=2000)
+    headers = {**auth(raw), "Idempotency-Key": "batch"}
+
+    async def batch(tag: str) -> object:
+        body = {"scores": [{"player_id": f"{tag}{i}", "score": i} for i in range(1000)]}
+        return await aclient.post(
+            "/api/v1/games/chess/scores/batch",
+            json.dumps(body),
+            content_type="application/json",
+            headers={**headers, "Idempotency-Key": tag},
+        )
+
+    first, second, third = await batch("a"), await batch("b"), await batch("c")
+
+    assert [r.status_code for r in (first, second, third)] == [200, 200, 429]
+    assert third.json()["error"]["message"].startswith(
+        "This API key may send 2000 items (scores, player ids) per minute"
+    )
+    assert '"items";q=2000;w=60' in third["RateLimit-Policy"]
+    assert '"items";r=0' in third["RateLimit"]
+    assert 1 <= int(third["Retry-After"]) <= 31
+    # The refused batch left nothing behind: not a score, not an idempotency record.
+    assert (await aclient.get("/api/v1/games/chess/leaderboards/daily")).json()["total"] == 2000
+    assert len([k async for k in get_redis().scan_iter(match="idem:{chess}:*:*:*")]) == 2000
+
+
+async def test_it_counts_the_ids_of_a_presence_report_as_items(aclient, make_game):
+    game = await sync_to_async(make_game)("chess")
+    _, raw = await sync_to_async(apikeys.api_key_create)(game=game, items_per_minute=1000)
+
+    async def report(ids: list[str]) -> object:
+        return await aclient.post(
+            "/api/v1/games/chess/presence",
+            json.dumps({"online": ids}),
+            content_type="application/json",
+            headers=auth(raw),
+        )
+
+    assert (await report([f"p{i}" for i in range(999)])).status_code == 200
+    assert (await report(["late", "later"])).status_code == 429
+
+
+async def test_it_bounds_what_it_remembers_of_unknown_key_prefixes(aclient, game, monkeypatch):
+    """Unknown prefixes are cached (a flood costs no database query each time), but no
+    longer without bound: 20,000 random ones once grew a process by 6 MB."""
+    monkeypatch.setattr(config, "CONFIG_CACHE_MAX_ENTRIES", 50)
+    config.invalidate()
+    for i in range(200):
+        response = await aclient.post(
+            "/api/v1/games/tetris/scores",
+            json.dumps({"player_id": "p", "score": 1}),
+            content_type="application/json",
+            headers={"Authorization": f"Bearer lbk_{i:08x}_secret"},
+        )
+        assert response.status_code == 401
+    assert len(config._caches.keys) <= 50

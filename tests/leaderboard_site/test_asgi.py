@@ -30,7 +30,7 @@ async def test_it_serves_the_api_through_the_lean_handler(http, make_game):
     )
     assert posted.status_code == 200
     assert posted.json()["periods"]["daily"]["rank"] == 1
-    assert posted.headers["RateLimit-Policy"] == '"api-key";q=6000;w=60'
+    assert posted.headers["RateLimit-Policy"] == '"api-key";q=6000;w=60, "items";q=60000;w=60'
     assert posted.headers["X-Content-Type-Options"] == "nosniff"
     again = await http.post(
         "/api/v1/games/tetris/scores",

@@ -68,7 +68,15 @@ def game_form(game: Game, *new_keys: dict[str, str], **changes: object) -> dict[
         "api_keys-MIN_NUM_FORMS": 0,
         "api_keys-MAX_NUM_FORMS": 1000,
     }
-    rows = [{"id": k.pk, "name": k.name, "requests_per_minute": k.requests_per_minute} for k in existing]
+    rows = [
+        {
+            "id": k.pk,
+            "name": k.name,
+            "requests_per_minute": k.requests_per_minute,
+            "items_per_minute": k.items_per_minute,
+        }
+        for k in existing
+    ]
     rows += [{"id": "", **k} for k in new_keys]
     for i, row in enumerate(rows):
         data.update({f"api_keys-{i}-{field}": value for field, value in row.items()})
@@ -142,7 +150,10 @@ def test_it_keeps_the_slug_and_order_of_an_existing_game(admin_client, game):
 
 
 def test_it_creates_a_game_with_a_key(admin_client):
-    data = game_form(Game(name="Snake", periods=["all-time"]), {"name": "server", "requests_per_minute": "100"})
+    data = game_form(
+        Game(name="Snake", periods=["all-time"]),
+        {"name": "server", "requests_per_minute": "100", "items_per_minute": "60000"},
+    )
     response = admin_client.post(reverse("admin:core_game_add"), {**data, "slug": "snake", "order": "asc"}, follow=True)
     assert response.status_code == 200
     game = Game.objects.get(slug="snake")
@@ -153,7 +164,9 @@ def test_it_creates_a_game_with_a_key(admin_client):
 
 def test_it_shows_a_key_added_inline_once_and_stores_only_its_hash(admin_client, game):
     response = admin_client.post(
-        change_url(game), game_form(game, {"name": "eu", "requests_per_minute": "600"}), follow=True
+        change_url(game),
+        game_form(game, {"name": "eu", "requests_per_minute": "600", "items_per_minute": "60000"}),
+        follow=True,
     )
     assert response.status_code == 200
     [raw] = shown_keys(response)
@@ -175,7 +188,9 @@ def test_it_shows_a_key_added_inline_once_and_stores_only_its_hash(admin_client,
 
 def test_it_shows_a_key_added_in_the_key_admin_once(admin_client, game):
     response = admin_client.post(
-        reverse("admin:core_apikey_add"), {"game": game.pk, "name": "ops", "requests_per_minute": 50}, follow=True
+        reverse("admin:core_apikey_add"),
+        {"game": game.pk, "name": "ops", "requests_per_minute": 50, "items_per_minute": 2000},
+        follow=True,
     )
     assert response.status_code == 200
     [raw] = shown_keys(response)

@@ -273,6 +273,17 @@ async def test_it_tells_whether_a_player_is_online_and_when_last_seen(aclient, g
     assert when(b["last_seen"]) >= when(a["last_seen"])
 
 
+async def test_it_keeps_a_hidden_players_last_seen_private(aclient, game, key):
+    assert (await post(aclient, key, {"online": ["banned"]})).status_code == 200
+    assert (await post(aclient, key, {"offline": ["banned"]})).status_code == 200
+    assert (await aclient.get(f"{URL}/banned")).json()["last_seen"] is not None
+    model = await Game.objects.aget(slug=game.slug)
+
+    await sync_to_async(game_services.player_set_hidden)(game=model, player_id="banned", hidden=True)
+
+    assert (await aclient.get(f"{URL}/banned")).json() == {"online": False, "last_seen": None}
+
+
 async def test_it_counts_a_score_posted_through_the_api_as_a_heartbeat(aclient, game, key):
     response = await aclient.post(
         "/api/v1/games/tetris/scores",

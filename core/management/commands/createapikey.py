@@ -19,7 +19,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("game", help="the game's slug")
         parser.add_argument("--name", default="", help="what the key is for, e.g. 'eu-game-servers'")
-        parser.add_argument("--requests-per-minute", type=int, default=None)
+        parser.add_argument("--requests-per-minute", type=int, default=None, help="default 6000")
+        parser.add_argument(
+            "--items-per-minute",
+            type=int,
+            default=None,
+            help="scores and presence ids, each of a batch counted (default 60000)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         game = Game.objects.filter(slug=options["game"]).first()
@@ -27,7 +33,10 @@ class Command(BaseCommand):
             raise CommandError(f"No game {options['game']!r}; create it with `manage.py creategame` first.")
         try:
             api_key, raw_key = apikeys.api_key_create(
-                game=game, name=options["name"], requests_per_minute=options["requests_per_minute"]
+                game=game,
+                name=options["name"],
+                requests_per_minute=options["requests_per_minute"],
+                items_per_minute=options["items_per_minute"],
             )
         except ValidationError as error:
             raise CommandError(validation_problems(error)) from None
