@@ -27,7 +27,7 @@ from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from django.core.handlers.exception import convert_exception_to_response  # noqa: E402
 from django.urls import path, re_path  # noqa: E402
 
-from live.sockets import GameSocket, HomeSocket, RefuseSocket  # noqa: E402
+from live.sockets import GameSocket, HomeSocket, OutageGuard, RefuseSocket  # noqa: E402
 
 from .middleware import API_PREFIX, api_middleware  # noqa: E402
 
@@ -58,14 +58,16 @@ async def http_application(scope: dict[str, Any], receive: Any, send: Any) -> No
         await site_application(scope, receive, send)
 
 
-websocket_application = AllowedHostsOriginValidator(
-    AuthMiddlewareStack(
-        URLRouter(
-            [
-                path("ws/games/<slug:game>/", GameSocket.as_asgi()),
-                path("ws/home/", HomeSocket.as_asgi()),
-                re_path(r"", RefuseSocket.as_asgi()),
-            ]
+websocket_application = OutageGuard(
+    AllowedHostsOriginValidator(
+        AuthMiddlewareStack(
+            URLRouter(
+                [
+                    path("ws/games/<slug:game>/", GameSocket.as_asgi()),
+                    path("ws/home/", HomeSocket.as_asgi()),
+                    re_path(r"", RefuseSocket.as_asgi()),
+                ]
+            )
         )
     )
 )

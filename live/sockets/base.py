@@ -235,3 +235,40 @@ class RefuseSocket(AsyncWebsocketConsumer):
 
     async def connect(self) -> None:
         await self.close()
+
+
+class OutageGuard:
+    """Around the websocket application: Redis unreachable before a socket's consumer runs
+    (channels_redis subscribes its channel first) closes the socket with 1013, as the
+    consumer itself does, instead of failing the handshake with a 500."""
+
+    def __init__(self, application: Any) -> None:
+        self.application = application
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        state = {"connect_taken": False, "accepted": False, "closed": False}
+
+        async def taking_receive() -> dict[str, Any]:
+            message: dict[str, Any] = await receive()
+            if message["type"] == "websocket.connect":
+                state["connect_taken"] = True
+            return message
+
+        async def tracking_send(message: dict[str, Any]) -> None:
+            state["accepted"] |= message["type"] == "websocket.accept"
+            state["closed"] |= message["type"] == "websocket.close"
+            await send(message)
+
+        try:
+            await self.application(scope, taking_receive, tracking_send)
+        except UNAVAILABLE_ERRORS as error:
+            if scope["type"] != "websocket" or state["closed"]:
+                raise
+            logger.warning(
+                "live socket: %s before its consumer ran (%s); closing with 1013", type(error).__name__, error
+            )
+            if not state["connect_taken"]:
+                await receive()
+            if not state["accepted"]:
+                await send({"type": "websocket.accept"})
+            await send({"type": "websocket.close", "code": CLOSE_TRY_AGAIN})
