@@ -38,6 +38,23 @@ def names(slug: str) -> str:
     return f"lb:{_tag(slug)}:names"
 
 
+def name_index(slug: str) -> str:
+    """ZSET of '<search key>\\0<player_id>' members, all scored 0: a search by name prefix is
+    one ZRANGEBYLEX (core.text.search_key). One member per named player."""
+    return f"lb:{_tag(slug)}:name-index"
+
+
+def name_keys(slug: str) -> str:
+    """HASH player_id -> the search key the name index holds for them (to replace it on a rename)."""
+    return f"lb:{_tag(slug)}:name-keys"
+
+
+def name_index_progress(slug: str) -> str:
+    """STRING: how far indexing the names stored before the name index existed got (an HSCAN
+    cursor, or 'done'). Lost with the names themselves, when indexing starts over."""
+    return f"lb:{_tag(slug)}:name-index-progress"
+
+
 def hidden(slug: str) -> str:
     """SET of hidden (banned) player ids; submissions from them are refused."""
     return f"lb:{_tag(slug)}:hidden"

@@ -57,3 +57,11 @@ def printable(value: str) -> str:
         else character
         for character in value
     )
+
+
+def search_key(name: str) -> str:
+    """How a name is found: without case, accents or control characters, so that "ada",
+    "ADA" and "Ádá" all find "Ada" (a prefix of this key is what a search matches)."""
+    decomposed = unicodedata.normalize("NFKD", name)
+    kept = "".join(c for c in decomposed if not unicodedata.combining(c) and not _refused(c, multiline=False))
+    return unicodedata.normalize("NFKC", kept.casefold()).strip()

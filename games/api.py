@@ -13,7 +13,7 @@ from django.http import HttpRequest
 from ninja import Query, Router
 from pydantic import ValidationError as PydanticValidationError
 
-from core import config
+from core import config, text
 from core.api import ERRORS, READ_ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id, game_or_404
 from core.errors import ServiceError, not_found
 from core.models import is_player_id
@@ -27,6 +27,7 @@ from .schemas import (
     FriendsOut,
     GameOut,
     PeriodOut,
+    PlayersFoundOut,
     RecentOut,
     ScoreIn,
     ScoreOut,
@@ -192,6 +193,24 @@ async def current_periods(request: HttpRequest, game: str) -> Any:
 @reads.get("/games/{game}/recent", response={200: list[RecentOut], **READ_ERRORS}, summary="Recent submissions")
 async def recent(request: HttpRequest, game: str, limit: int = Query(20, ge=1, le=50)) -> Any:
     return [vars(r) for r in await selectors.recent_submissions(game=await game_or_404(game), limit=limit)]
+
+
+# A search returns at most this many players.
+MAX_FOUND_PLAYERS = 50
+
+
+@reads.get("/games/{game}/players", response={200: PlayersFoundOut, **READ_ERRORS}, summary="Find players by name")
+async def find_players(
+    request: HttpRequest,
+    game: str,
+    q: str = Query(..., min_length=1, max_length=64, description="The start of a display name, or a player id."),
+    limit: int = Query(20, ge=1, le=MAX_FOUND_PLAYERS),
+) -> Any:
+    """Fast at any size: one range read of an index of names (no scan of the players)."""
+    if text.has_control_characters(q):
+        raise ServiceError(422, "invalid", text.CONTROL_MESSAGE, field="q")
+    found = await selectors.players_named(game=await game_or_404(game), query=q, limit=limit)
+    return {"players": [vars(p) for p in found]}
 
 
 def player_ids_param(ids: str) -> list[str]:

@@ -103,3 +103,15 @@ class RecentOut(Schema):
     display_name: str
     score: int
     at: dt.datetime
+
+
+class NamedPlayerOut(Schema):
+    player_id: str = Field(examples=["player-42"])
+    display_name: str = Field(examples=["Ada"])
+
+
+class PlayersFoundOut(Schema):
+    players: list[NamedPlayerOut] = Field(
+        description="Players whose display name starts with `q` (any case or accents), hidden players left out; "
+        "a player whose id is `q` exactly comes first."
+    )

@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from core import clock, keys
+from core import clock, keys, text
 from core.config import GameConfig
 from core.errors import ServiceError
+from core.models import is_player_id
 from core.redis import get_redis
 
 from . import periods, scripts
@@ -46,6 +47,12 @@ class Standing:
     score: int
     total: int
     percentile: float  # share of the board with a strictly worse score, in percent
+
+
+@dataclass(frozen=True)
+class NamedPlayer:
+    player_id: str
+    display_name: str
 
 
 @dataclass(frozen=True)
@@ -191,6 +198,10 @@ async def display_name(*, game: GameConfig, player_id: str) -> str | None:
     return cast("str | None", await get_redis().hget(keys.names(game.slug), player_id))
 
 
+async def is_hidden(*, game: GameConfig, player_id: str) -> bool:
+    return bool(await get_redis().sismember(keys.hidden(game.slug), player_id))
+
+
 async def recent_submissions(*, game: GameConfig, limit: int = 20) -> list[RecentSubmission]:
     client = get_redis()
     rows = [json.loads(r) for r in await client.lrange(keys.recent(game.slug), 0, limit - 1)]
@@ -221,3 +232,19 @@ def current_periods(*, game: GameConfig) -> list[periods.Period]:
 async def standings_of(*, game: GameConfig, period: periods.Period, player_ids: Sequence[str]) -> list[Standing]:
     """The given players' standings on one board (those on it)."""
     return (await board_standings(game=game, period=period, player_ids=player_ids))[1]
+
+
+async def players_named(*, game: GameConfig, query: str, limit: int = 20) -> list[NamedPlayer]:
+    """Players whose display name starts with ``query``, whatever its case or accents (hidden
+    players left out); a player whose id is ``query`` exactly comes first. One script call
+    on the name index: O(log n) at any number of players."""
+    typed = query.strip()
+    key = text.search_key(typed)
+    exact = typed if is_player_id(typed) else ""
+    if not key and not exact:
+        return []
+    slug = game.slug
+    raw = await scripts.PLAYERS_NAMED(
+        get_redis(), [keys.name_index(slug), keys.names(slug), keys.hidden(slug)], [key, limit, exact]
+    )
+    return [NamedPlayer(player_id=raw[i], display_name=raw[i + 1]) for i in range(0, len(raw), 2)]

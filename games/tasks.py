@@ -9,4 +9,6 @@ from . import services
 
 @shared_task
 def sync_players() -> int:
-    return services.players_sync_pending()
+    written = services.players_sync_pending()
+    services.names_index_backfill()
+    return written

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from accounts.selectors import linked_player_id
 from archive import selectors as archive_selectors
-from core import config
+from core import config, text
+from core.config import GameConfig
 from core.errors import ServiceError
 from core.models import is_player_id
 from core.pages import PAGE_SIZE, not_found, positive_int
@@ -23,6 +27,9 @@ AROUND_RADIUS = 5
 PRESENCE_LIST_SIZE = 20
 # The player page's placement history shows this many of the latest finished periods.
 PLACEMENT_HISTORY_SIZE = 30
+# "Find a player" lists at most this many players whose names start alike.
+FIND_RESULTS_MAX = 20
+FIND_QUERY_MAX_CHARS = 64
 
 
 async def home(request: HttpRequest) -> HttpResponse:
@@ -41,27 +48,10 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
     period = request.GET.get("period") or config_.periods[0]
     if period not in config_.periods:
         return not_found(request, f"{config_.name} keeps no “{period}” board.")
-
-    find = (request.GET.get("player") or "").strip()
-    find_error = None
-    if find:
-        if is_player_id(find):
-            standing = await selectors.player_standing(game=config_, period=period, player_id=find)
-            if standing is not None:
-                return redirect(reverse("live:player", args=[config_.slug, find]) + f"?period={period}")
-        find_error = f"No player “{find}” on the {period} board."
-
-    page = positive_int(request.GET.get("page"), 1)
-    board = await selectors.leaderboard_page(
-        game=config_, period=period, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
-    )
-    pages = max(1, -(-board.total // PAGE_SIZE))
-    if page > pages:
-        # A page past the end (an old link after a reset): show the last page instead of nothing.
-        page = pages
-        board = await selectors.leaderboard_page(
-            game=config_, period=period, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
-        )
+    search = await _find(request, config_, period)
+    if isinstance(search, HttpResponse):
+        return search
+    page, pages, board = await _board_page(config_, period, positive_int(request.GET.get("page"), 1))
     me = await linked_player_id(user=await request.auser(), game_id=config_.id)
     presence = await presence_selectors.presence_page(game=config_, limit=PRESENCE_LIST_SIZE)
     shown_ids = [e.player_id for e in board.entries]
@@ -69,32 +59,68 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
     pinned = None
     if me is not None and me not in shown_ids:
         pinned = await selectors.player_standing(game=config_, period=period, player_id=me)
-    return render(
-        request,
-        "live/game.html",
-        {
-            "me": me,
-            "pinned": pinned,
-            "online": await presence_selectors.online_among(game=config_, player_ids=shown_ids),
-            "presence": presence,
-            "presence_more": max(0, presence.online - len(presence.players)),
-            "presence_list_size": PRESENCE_LIST_SIZE,
-            "game": config_,
-            "period": period,
-            "periods": selectors.current_periods(game=config_),
-            "board": board,
-            "page": page,
-            "pages": pages,
-            "page_size": PAGE_SIZE,
-            "live_limit_max": events.LIVE_LIMIT_MAX,
-            "recent_limit": events.RECENT_LIVE_LIMIT,
-            "previous_page": page - 1 if page > 1 else None,
-            "next_page": page + 1 if page < pages else None,
-            "recent": await selectors.recent_submissions(game=config_, limit=events.RECENT_LIVE_LIMIT),
-            "find": find,
-            "find_error": find_error,
-        },
-    )
+    context = {
+        "me": me,
+        "pinned": pinned,
+        "online": await presence_selectors.online_among(game=config_, player_ids=shown_ids),
+        "presence": presence,
+        "presence_more": max(0, presence.online - len(presence.players)),
+        "presence_list_size": PRESENCE_LIST_SIZE,
+        "game": config_,
+        "period": period,
+        "periods": selectors.current_periods(game=config_),
+        "board": board,
+        "page": page,
+        "pages": pages,
+        "page_size": PAGE_SIZE,
+        "live_limit_max": events.LIVE_LIMIT_MAX,
+        "recent_limit": events.RECENT_LIVE_LIMIT,
+        "previous_page": page - 1 if page > 1 else None,
+        "next_page": page + 1 if page < pages else None,
+        "recent": await selectors.recent_submissions(game=config_, limit=events.RECENT_LIVE_LIMIT),
+        "find_results_max": FIND_RESULTS_MAX,
+        **vars(search),
+    }
+    return render(request, "live/game.html", context)
+
+
+@dataclass(frozen=True)
+class _Search:
+    find: str = ""
+    find_error: str | None = None
+    matches: tuple[selectors.NamedPlayer, ...] = ()
+
+
+async def _find(request: HttpRequest, game: GameConfig, period: str) -> _Search | HttpResponse:
+    """The page's "Find a player": by the start of a display name (any case or accents) or an id.
+
+    One match (or an exact id) opens that player's page; several are listed; none says so.
+    """
+    find = (request.GET.get("player") or "").strip()[:FIND_QUERY_MAX_CHARS]
+    if not find:
+        return _Search()
+    if text.has_control_characters(find):
+        return _Search(find="", find_error="Type a name or a player id.")
+    matches = await selectors.players_named(game=game, query=find, limit=FIND_RESULTS_MAX)
+    if len(matches) == 1 or (matches and matches[0].player_id == find):
+        url = reverse("live:player", args=[game.slug, matches[0].player_id])
+        return redirect(f"{url}?{urlencode({'period': period})}")
+    if not matches:
+        return _Search(find=find, find_error=f"No player in {game.name} has a name starting with “{find}”.")
+    return _Search(find=find, matches=tuple(matches))
+
+
+async def _board_page(game: GameConfig, period: str, page: int) -> tuple[int, int, selectors.Board]:
+    """The page asked for, its count of pages, and its board; past the end, the last page."""
+    board = await selectors.leaderboard_page(game=game, period=period, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
+    pages = max(1, -(-board.total // PAGE_SIZE))
+    if page > pages:
+        # An old link after a reset: the last page rather than nothing.
+        page = pages
+        board = await selectors.leaderboard_page(
+            game=game, period=period, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
+        )
+    return page, pages, board
 
 
 async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpResponse:
@@ -110,17 +136,21 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
     placements = await archive_selectors.player_placements(
         game=config_, player_id=player_id, period=period, limit=PLACEMENT_HISTORY_SIZE
     )
-    # A player with no current score still has a page while they have a past placement.
-    if all(s is None for s in overview.values()) and not (
-        placements or await archive_selectors.has_placements(game=config_, player_id=player_id)
+    # A player with no current score still has a page while the game knows them (a score
+    # in an earlier period, a past placement); a hidden player has none.
+    known_name = await selectors.display_name(game=config_, player_id=player_id)
+    if await selectors.is_hidden(game=config_, player_id=player_id) or (
+        known_name is None
+        and all(s is None for s in overview.values())
+        and not (placements or await archive_selectors.has_placements(game=config_, player_id=player_id))
     ):
-        return not_found(request, f"Player “{player_id}” has no score in {config_.name} in any current period.")
+        return not_found(request, f"There is no player “{player_id}” in {config_.name}.")
     try:
         around = await selectors.players_around(game=config_, period=period, player_id=player_id, radius=AROUND_RADIUS)
     except ServiceError as error:
         return not_found(request, error.message)
     name = next((s.display_name for s in overview.values() if s is not None), None)
-    name = name or (placements[0].display_name if placements else player_id)
+    name = name or known_name or (placements[0].display_name if placements else player_id)
     current = {p.kind: p for p in selectors.current_periods(game=config_)}
     around_ids = [e.player_id for e in around.entries] if around else []
     return render(

@@ -18,6 +18,7 @@ from core.errors import ServiceError
 from core.models import Game, Player
 from core.redis import get_redis, run_sync
 from games import periods
+from games import services as game_services
 
 from .. import scripts
 from ..models import ArchivedPeriod, ScoreEvent
@@ -28,8 +29,6 @@ from .events import Progress, StreamId, event_row, split_id
 REBUILD_READ_CHUNK = 5000
 # Rebuild: members per ZADD into a temporary board (one round trip each).
 REBUILD_WRITE_CHUNK = 5000
-# Rebuild: names per restore call (each call holds Redis for about a millisecond).
-REBUILD_NAMES_CHUNK = 1000
 # A rebuild's temporary boards expire this long after their last write, should the
 # run die before the swap: far longer than any run between its writes and its swap.
 REBUILD_TEMP_TTL_MS = 3600 * 1000
@@ -175,7 +174,7 @@ def _write_boards(replay: _Replay, run: str, board_keys: Iterable[str], *, fresh
         replay.changed.pop(key, None)
 
 
-def _names(game: Game, replay: _Replay) -> list[tuple[str, str, int]]:
+def _names(game: Game, replay: _Replay) -> list[tuple[str, str, bool]]:
     """(player_id, name, mark for the player sync) for every player the ledger knows.
 
     A player's database row wins over the ledger when it has a real name: it carries
@@ -188,18 +187,8 @@ def _names(game: Game, replay: _Replay) -> list[tuple[str, str, int]]:
     for player_id, from_ledger in sorted(replay.names.items()):
         row = stored.get(player_id)
         name = row if row and row != player_id else from_ledger
-        names.append((player_id, name, int(row != name)))
+        names.append((player_id, name, row != name))
     return names
-
-
-async def _restore_names(slug: str, names: Sequence[tuple[str, str, int]], now_ms: int) -> int:
-    restored = 0
-    for i in range(0, len(names), REBUILD_NAMES_CHUNK):
-        args: list[str | int] = [now_ms]
-        for player_id, name, mark in names[i : i + REBUILD_NAMES_CHUNK]:
-            args += [player_id, name, mark]
-        restored += await scripts.NAMES_RESTORE(get_redis(), [keys.names(slug), keys.pending_players(slug)], args)
-    return restored
 
 
 async def _swap(
@@ -290,7 +279,8 @@ def leaderboards_rebuild(*, game: Game, progress: Progress | None = None) -> Reb
     temps = [keys.board_rebuild(key, run) for key in replay.boards]
     swapped = False
     try:
-        report.names_restored = run_sync(_restore_names, slug, _names(game, replay), now_ms)
+        names = _names(game, replay)  # a database read: not inside the Redis bridge's loop
+        report.names_restored = run_sync(lambda: game_services.names_write(slug=slug, mode="restore", names=names))
         _write_boards(replay, run, replay.boards, fresh=True)
         hidden = list(Player.objects.filter(game=game, hidden=True).values_list("player_id", flat=True))
         for attempt in range(1, REBUILD_SWAP_ATTEMPTS + 1):

@@ -19,7 +19,9 @@
 --   period's close job is scheduled when its board is first written
 -- KEYS[12] ledger STREAM: every applied item is appended, for the database copy; it
 --   holds only entries not stored yet (the drain trims the rest, ledger_trim.lua)
--- KEYS[13 .. 12+P] one board ZSET per period, in the order of the period triples below
+-- KEYS[13] name index ZSET ('<search key>\0<player_id>', all scored 0: a prefix search
+--   by name is a ZRANGEBYLEX), KEYS[14] name-keys HASH (player_id -> its search key)
+-- KEYS[15 .. 14+P] one board ZSET per period, in the order of the period triples below
 -- then per item, three each: its player's anti-spam ZSET, its idempotency STRING
 --   (a placeholder key when the item has no fingerprint), its player's presence
 --   tabs HASH (a score is recorded there while the player has a page open)
@@ -35,11 +37,12 @@
 -- ARGV[11] grace after a period's end before its close job runs, ms
 -- ARGV[12] ledger cap: at this many unstored entries new items are refused, not lost
 -- ARGV[13 .. 12+3P] per board: period name, period id, period end ms ('' for all-time)
--- then per item, seven each: player_id; sort-key delta (increment) or value (best,
+-- then per item, eight each: player_id; sort-key delta (increment) or value (best,
 --   latest); display name ('' keeps the stored one; a new player gets their id);
 --   a member unique to the item for the anti-spam window; the recent-list entry
 --   (JSON text, stored as is); idempotency fingerprint ('' for none); the score as
---   submitted (for the ledger)
+--   submitted (for the ledger); the search key of the name the player ends up with
+--   if it changes (of the display name, or of the id for a new player without one)
 -- Returns one reply per item, in order, each one of
 --   {'ok', replayed 0|1, display name, (period name, period id, sort key, rank)...}
 --   {'err', 'hidden', ''} | {'err', 'player_rate_limited', retry-after ms}
@@ -52,7 +55,7 @@ local limit = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
 local max_abs = tonumber(ARGV[7])
 local periods = tonumber(ARGV[8])
-local first_item_key = 13 + periods
+local first_item_key = 15 + periods
 local first_item_arg = 13 + 3 * periods
 local presence_cutoff = now - tonumber(ARGV[9])
 
@@ -68,7 +71,16 @@ local function heartbeat(player, tabs)
   redis.call('PEXPIRE', KEYS[9], ARGV[10])
 end
 
-local function apply(spam, idem, player, value, display, member, entry, fingerprint)
+-- Keep the player's entry in the name index on the name they now have.
+local function index_name(player, search_key)
+  local old = redis.call('HGET', KEYS[14], player)
+  if old == search_key then return end
+  if old then redis.call('ZREM', KEYS[13], old .. '\0' .. player) end
+  redis.call('ZADD', KEYS[13], 0, search_key .. '\0' .. player)
+  redis.call('HSET', KEYS[14], player, search_key)
+end
+
+local function apply(spam, idem, player, value, display, member, entry, fingerprint, search_key)
   if fingerprint ~= '' then
     local stored = redis.call('GET', idem)
     if stored then
@@ -103,7 +115,7 @@ local function apply(spam, idem, player, value, display, member, entry, fingerpr
     -- Check every board before touching any: never a partial update.
     local delta = tonumber(value)
     for i = 1, periods do
-      local current = tonumber(redis.call('ZSCORE', KEYS[12 + i], player) or '0')
+      local current = tonumber(redis.call('ZSCORE', KEYS[14 + i], player) or '0')
       if math.abs(current + delta) > max_abs then
         return {'err', 'overflow', ARGV[13 + (i - 1) * 3]}
       end
@@ -120,13 +132,14 @@ local function apply(spam, idem, player, value, display, member, entry, fingerpr
     if display ~= '' then name = display else name = player end
     redis.call('HSET', KEYS[1], player, name)
     redis.call('ZADD', KEYS[4], now, player)
+    index_name(player, search_key)
   end
 
   redis.call('LPUSH', KEYS[3], entry)
 
   local result = {'ok', 0, name}
   for i = 1, periods do
-    local board = KEYS[12 + i]
+    local board = KEYS[14 + i]
     if mode == 'increment' then
       redis.call('ZINCRBY', board, value, player)
     elseif mode == 'best' then
@@ -149,11 +162,12 @@ end
 
 local replies = {}
 local changed = false
-local n = (#ARGV - first_item_arg + 1) / 7
+local n = (#ARGV - first_item_arg + 1) / 8
 for item = 0, n - 1 do
   local k = first_item_key + item * 3
-  local a = first_item_arg + item * 7
-  local reply = apply(KEYS[k], KEYS[k + 1], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5])
+  local a = first_item_arg + item * 8
+  local reply = apply(KEYS[k], KEYS[k + 1], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5],
+    ARGV[a + 7])
   if reply[1] == 'ok' and reply[2] == 0 then
     changed = true
     heartbeat(ARGV[a], KEYS[k + 2])
@@ -171,7 +185,7 @@ if changed then
   redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
   redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
   for i = 1, periods do
-    local board = KEYS[12 + i]
+    local board = KEYS[14 + i]
     local ends = ARGV[15 + (i - 1) * 3]
     redis.call('ZADD', KEYS[5], 'NX', '+inf', board)
     if ends ~= '' then

@@ -4,7 +4,7 @@ ends with boards identical to the ones it replaces, and brings them back after a
 The model-based test drives random submissions (single and batched, every mode and
 order), hidden players and corrections at times spread across day, week and month
 boundaries in Europe/Paris, then compares every board, stash, name, hidden player,
-index entry and close job before and after a rebuild, and after FLUSHDB + rebuild.
+index entry (of boards and of names) and close job before and after a rebuild, and after FLUSHDB + rebuild.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def lose_redis() -> None:
 
 def snapshot(slug: str) -> dict[str, Any]:
     """Every board and stash (members, scores, whether they expire), names, hidden players,
-    the boards index and the close jobs of a game; fails on a leftover rebuild key."""
+    the name index, the boards index and the close jobs of a game; fails on a leftover rebuild key."""
 
     async def read() -> dict[str, Any]:
         client = get_redis()
@@ -76,6 +76,8 @@ def snapshot(slug: str) -> dict[str, Any]:
             if keys.parse_board(key) is not None or is_stash:
                 found[key] = (await client.zrange(key, 0, -1, withscores=True), await client.pttl(key) > 0)
         found["names"] = await client.hgetall(keys.names(slug))
+        found["name index"] = await client.zrange(keys.name_index(slug), 0, -1)
+        found["name keys"] = await client.hgetall(keys.name_keys(slug))
         found["hidden"] = sorted(await client.smembers(keys.hidden(slug)))
         found["index"] = await client.zrange(keys.boards_index(slug), 0, -1, withscores=True)
         found["close jobs"] = await client.zrange(keys.close_jobs(slug), 0, -1, withscores=True)
@@ -369,7 +371,10 @@ def test_it_restores_names_from_player_rows_and_the_ledger_after_a_data_loss(mak
     lose_redis()
     with clock_at(now):
         report = ledger.leaderboards_rebuild(game=game)
-    assert snapshot("tetris")["names"] == {"a": "Annie", "b": "Bo", "c": "Cy"}
+    restored = snapshot("tetris")
+    assert restored["names"] == {"a": "Annie", "b": "Bo", "c": "Cy"}
+    # And findable by them again.
+    assert restored["name index"] == ["annie\0a", "bo\0b", "cy\0c"]
     assert report.names_restored == 3
     # Only the row that lacks its name is marked for the player sync, which then fixes it.
     assert run_sync(lambda: get_redis().zrange(keys.pending_players("tetris"), 0, -1)) == ["c"]

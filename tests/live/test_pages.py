@@ -246,18 +246,52 @@ async def test_it_redirects_find_a_player_to_the_player_page(make_game, aclient)
     assert response["Location"] == "/games/tetris/players/alice/?period=weekly"
 
 
-@pytest.mark.parametrize("wanted", ["nobody", "bad id!"])
-async def test_it_says_when_find_a_player_finds_nobody(make_game, aclient, wanted):
+async def test_it_says_when_find_a_player_finds_nobody(make_game, aclient):
     key = await new_game(make_game, "tetris")
     await post_score(aclient, key, "tetris", "alice", 10)
 
-    response = await aclient.get("/games/tetris/", {"player": wanted})
+    response = await aclient.get("/games/tetris/", {"player": "nobody"})
 
     assert response.status_code == 200
-    assert f"No player “{wanted}” on the daily board." in text(response.content)
+    assert "No player in Tetris has a name starting with “nobody”." in text(response.content)
     assert b'role="alert"' in response.content
-    assert f'value="{wanted}"'.encode() in response.content
+    assert b'value="nobody"' in response.content
     assert len(board_rows(response.content)) == 1
+
+
+async def test_it_asks_again_when_find_a_player_gets_control_characters(make_game, aclient):
+    key = await new_game(make_game, "tetris")
+    await post_score(aclient, key, "tetris", "alice", 10)
+
+    response = await aclient.get("/games/tetris/", {"player": "al\x00ice"})
+
+    assert response.status_code == 200
+    assert "Type a name or a player id." in text(response.content)
+    assert len(board_rows(response.content)) == 1
+
+
+async def test_it_finds_a_player_by_the_start_of_their_name_in_any_case(make_game, aclient):
+    key = await new_game(make_game, "tetris")
+    await post_score(aclient, key, "tetris", "p-17", 10, name="Zoë Quinn")
+
+    response = await aclient.get("/games/tetris/", {"player": "zoe q"})
+
+    assert response.status_code == 302
+    assert response["Location"] == "/games/tetris/players/p-17/?period=daily"
+
+
+async def test_it_lists_the_players_when_several_names_start_alike(make_game, aclient):
+    key = await new_game(make_game, "tetris")
+    for player, name in [("p1", "Ada Lovelace"), ("p2", "Adam Smith"), ("p3", "Bob")]:
+        await post_score(aclient, key, "tetris", player, 10, name=name)
+
+    response = await aclient.get("/games/tetris/", {"player": "ada"})
+
+    assert response.status_code == 200
+    assert "Players whose name starts with “ada”" in text(response.content)
+    results = response.content.split(b'class="card find-results"')[1].split(b"</section>")[0]
+    assert re.findall(rb'href="/games/tetris/players/(p\d)/\?period=daily"', results) == [b"p1", b"p2"]
+    assert b"Bob" not in results
 
 
 async def test_it_answers_an_unknown_game_with_a_404_page(aclient):
@@ -328,7 +362,7 @@ async def test_it_switches_the_period_of_the_table_around_the_player(make_game, 
 @pytest.mark.parametrize(
     ("path", "message"),
     [
-        ("/games/tetris/players/ghost/", "Player “ghost” has no score in Tetris in any current period."),
+        ("/games/tetris/players/ghost/", "There is no player “ghost” in Tetris."),
         ("/games/tetris/players/bad!id/", "That is not a valid player id."),
         ("/games/nope/players/alice/", "There is no game “nope”."),
         ("/games/tetris/players/alice/?period=yearly", "Tetris keeps no “yearly” board."),

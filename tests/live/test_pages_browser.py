@@ -121,7 +121,7 @@ def test_it_finds_a_player(make_game, asgi_live_server, page):  # noqa: F811
     fill_board(make_game, asgi_live_server, SCORES)
     page.goto(f"{asgi_live_server}/games/tetris/?period=weekly")
 
-    page.get_by_label("Player id").fill("carol")
+    page.get_by_label("Find a player by name or id").fill("caro")
     page.get_by_role("button", name="Find").click()
 
     expect(page).to_have_url(f"{asgi_live_server}/games/tetris/players/carol/?period=weekly")
@@ -134,10 +134,21 @@ def test_it_says_when_find_a_player_finds_nobody(make_game, asgi_live_server, pa
     fill_board(make_game, asgi_live_server, SCORES[:1])
     page.goto(f"{asgi_live_server}/games/tetris/")
 
-    page.get_by_label("Player id").fill("ghost")
+    page.get_by_label("Find a player by name or id").fill("ghost")
     page.get_by_role("button", name="Find").click()
 
-    expect(page.get_by_role("alert")).to_have_text("No player “ghost” on the daily board.")
+    expect(page.get_by_role("alert")).to_have_text("No player in Tetris has a name starting with “ghost”.")
+
+
+def test_it_suggests_names_as_the_reader_types(make_game, asgi_live_server, page):  # noqa: F811
+    fill_board(make_game, asgi_live_server, SCORES)
+    page.goto(f"{asgi_live_server}/games/tetris/")
+
+    page.get_by_label("Find a player by name or id").press_sequentially("BO")
+
+    suggestions = page.locator("#find-suggestions option")
+    expect(suggestions).to_have_count(1)
+    assert suggestions.first.get_attribute("value") == "Bob the Builder"
 
 
 def test_it_reloads_once_when_the_countdown_reaches_zero(make_game, asgi_live_server, page):  # noqa: F811
