@@ -12,6 +12,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.http import urlencode
 
+from core.audit import Actor
 from core.errors import REDIS_DOWN_MESSAGE, REDIS_ERRORS, ServiceError
 from core.models import MAX_SAFE_SCORE, Game
 from core.text import validate_single_line
@@ -102,7 +103,11 @@ class ScoreEventAdmin(admin.ModelAdmin):
         game: Game = data["game"]
         try:
             corrected = ledger.score_correct(
-                game=game, player_id=data["player_id"], value=data["value"], reason=data["reason"]
+                game=game,
+                player_id=data["player_id"],
+                value=data["value"],
+                reason=data["reason"],
+                by=Actor.of(request.user),
             )
         except ServiceError as error:
             if error.field in form.fields:

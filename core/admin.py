@@ -1,12 +1,13 @@
 """Admin of the ground floor's own records: dead letters (what a background copy could
-not store). Games, keys and players are administered in moderation/admin.py."""
+not store) and the audit trail (who moderated what, when, why). Games, keys and players
+are administered in moderation/admin/."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 from django.http import HttpRequest
 
-from .models import DeadLetter
+from .models import AuditEntry, DeadLetter
 
 
 @admin.register(DeadLetter)
@@ -24,4 +25,25 @@ class DeadLetterAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: DeadLetter | None = None) -> bool:
+        return False
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(admin.ModelAdmin):
+    """The audit trail: written by the services, never edited or deleted here."""
+
+    list_display = ("at", "actor_name", "action", "game_slug", "player_id", "reason")
+    list_filter = ("action", "game_slug")
+    search_fields = ("player_id", "reason", "actor_name")
+    date_hierarchy = "at"
+    fields = ("at", "actor_name", "action", "game_slug", "player_id", "reason", "detail")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: AuditEntry | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: AuditEntry | None = None) -> bool:
         return False

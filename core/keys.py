@@ -55,6 +55,12 @@ def name_index_progress(slug: str) -> str:
     return f"lb:{_tag(slug)}:name-index-progress"
 
 
+def erased(slug: str) -> str:
+    """ZSET of players erased lately (player_id -> when, ms), kept ERASED_MEMORY_MS: what runs
+    beside an erasure (a rebuild's name restore, the player sync) must not bring them back."""
+    return f"lb:{_tag(slug)}:erased"
+
+
 def hidden(slug: str) -> str:
     """SET of hidden (banned) player ids; submissions from them are refused."""
     return f"lb:{_tag(slug)}:hidden"
@@ -110,6 +116,12 @@ def idempotency(slug: str, key_prefix: str, idempotency_key: str, item: int | No
     digest = hashlib.sha256(idempotency_key.encode()).hexdigest()[:32]
     suffix = "" if item is None else f":{item}"
     return f"idem:{_tag(slug)}:{key_prefix}:{digest}{suffix}"
+
+
+def player_idempotency(slug: str, player_id: str) -> str:
+    """ZSET of one player's idempotency records (key -> when it expires, ms), so that
+    erasing the player finds them; it lives as long as its newest record."""
+    return f"idem:{_tag(slug)}:player:{player_id}"
 
 
 def ledger(slug: str) -> str:
@@ -272,6 +284,12 @@ def close_errors(slug: str) -> str:
 def archive_lock(slug: str, period: str, period_id: str) -> str:
     """STRING holding the id of the archive run writing one period's rows; expires if it dies."""
     return f"jobs:{_tag(slug)}:archive-lock:{period}:{period_id}"
+
+
+def game_patterns(slug: str) -> tuple[str, ...]:
+    """SCAN patterns that together match every key of one game (and no other game's):
+    what deleting the game removes. Every family above carries the game's tag."""
+    return tuple(f"{family}:{_tag(slug)}:*" for family in ("lb", "presence", "rl", "idem", "jobs", "link"))
 
 
 def every_game_pattern() -> str:

@@ -8,6 +8,7 @@ import re
 import secrets
 from zoneinfo import available_timezones
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
@@ -25,6 +26,12 @@ PLAYER_ID_MAX_CHARS = 64
 PLAYER_ID_RE = r"^[A-Za-z0-9_.:-]*[A-Za-z0-9_:-][A-Za-z0-9_.:-]*$"
 PLAYER_ID_MESSAGE = "1-64 characters of A-Z a-z 0-9 _ . : - (not only dots)."
 _PLAYER_ID = re.compile(PLAYER_ID_RE)
+
+
+# An erased player's archived standings keep their rank under this name, and an id
+# that starts with a character no player id has (so no page or lookup finds it).
+ERASED_PLAYER_NAME = "deleted player"
+ERASED_PLAYER_PREFIX = "~"
 
 
 def is_player_id(value: object) -> bool:
@@ -227,3 +234,51 @@ class DeadLetter(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_source_display()} {self.key} of {self.game.slug}"
+
+
+# An audit entry's reason, as typed in admin or given to a command.
+AUDIT_REASON_MAX_CHARS = 500
+
+
+class AuditEntry(models.Model):
+    """One moderation act: who did what to which player or game, when, and why.
+
+    Written by the service that does the act, in its transaction (core/audit.py), and
+    read-only in admin. It names the game by slug rather than by key, so that it
+    outlives a deleted game; it never holds a player's name once they are erased.
+    """
+
+    class Action(models.TextChoices):
+        HIDE = "hide", "hid a player"
+        UNHIDE = "unhide", "unhid a player"
+        RENAME = "rename", "renamed a player"
+        CORRECT = "correct", "corrected a score"
+        ERASE = "erase", "erased a player"
+        DELETE_GAME = "delete_game", "deleted a game"
+
+    at = models.DateTimeField()
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Who it was at the time (a username, or the command that ran): kept if the user goes.
+    actor_name = models.CharField(max_length=150)
+    action = models.CharField(max_length=20, choices=Action.choices)
+    game_slug = models.CharField(max_length=SLUG_MAX_CHARS)
+    player_id = models.CharField(max_length=PLAYER_ID_MAX_CHARS, blank=True)
+    reason = models.CharField(max_length=AUDIT_REASON_MAX_CHARS, blank=True, validators=[validate_single_line])
+    # What changed, as the act describes it: {"from": ..., "to": ...}, counts of what went.
+    detail = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        db_table = "games_auditentry"
+        ordering = ["-at", "-id"]
+        verbose_name = "audit entry"
+        verbose_name_plural = "audit trail"
+        indexes = [
+            models.Index(fields=["game_slug", "player_id", "-at"], name="audit_player"),
+            models.Index(fields=["-at"], name="audit_recent"),
+        ]
+
+    def __str__(self) -> str:
+        who = f" {self.player_id}" if self.player_id else ""
+        return f"{self.actor_name} {self.get_action_display()}{who} in {self.game_slug}"

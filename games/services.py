@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import transaction
 
 from core import clock, keys, text
+from core.audit import SYSTEM, Action, Actor, audit_record, checked_reason
 from core.config import GameConfig
 from core.deadletters import store_or_set_aside
 from core.errors import ServiceError
@@ -153,6 +154,7 @@ def _chunk_call(
             keys.player_spam(slug, item.player_id),
             keys.idempotency(slug, idem.key_prefix, idem.key, queued.index) if idem else placeholder,
             keys.presence_tabs(slug, item.player_id),
+            keys.player_idempotency(slug, item.player_id),
         ]
         args += [
             item.player_id,
@@ -297,8 +299,10 @@ async def _pending_players_read(slug: str, batch_size: int) -> list[str]:
     return await scripts.PENDING_PLAYERS_READ(get_redis(), [keys.pending_players(slug), keys.names(slug)], [batch_size])
 
 
-async def _pending_players_ack(slug: str, ack: list[str]) -> int:
-    return await scripts.PENDING_PLAYERS_ACK(get_redis(), [keys.pending_players(slug)], ack)
+async def _pending_players_ack(slug: str, ack: list[str]) -> list[str]:
+    """Acknowledge; returns the players erased meanwhile, whose rows the sync must delete again."""
+    reply = await scripts.PENDING_PLAYERS_ACK(get_redis(), [keys.pending_players(slug), keys.erased(slug)], ack)
+    return cast("list[str]", reply[1:])
 
 
 def players_sync_pending(*, batch_size: int = PLAYER_SYNC_BATCH_SIZE) -> int:
@@ -328,7 +332,9 @@ def players_sync_pending(*, batch_size: int = PLAYER_SYNC_BATCH_SIZE) -> int:
                 describe=lambda player: (player.player_id, {"display_name": player.display_name}),
             )
             ack: list[str] = [value for player_id, marked, _ in rows for value in (player_id, marked)]
-            run_sync(_pending_players_ack, game.slug, ack)
+            erased = run_sync(_pending_players_ack, game.slug, ack)
+            if erased:
+                Player.objects.filter(game=game, player_id__in=erased).delete()
             written += len(rows)
             if len(rows) < batch_size:
                 break
@@ -353,8 +359,9 @@ async def _set_hidden(slug: str, player_id: str, hide: bool, now_ms: int) -> Non
             return
 
 
-def player_set_hidden(*, game: Game, player_id: str, hidden: bool) -> Player:
+def player_set_hidden(*, game: Game, player_id: str, hidden: bool, by: Actor = SYSTEM, reason: str = "") -> Player:
     """Hide a player from every board at once (and refuse their scores), or restore them."""
+    reason = checked_reason(reason)
     now = clock.now()
     with transaction.atomic():
         player, _ = Player.objects.get_or_create(
@@ -362,17 +369,25 @@ def player_set_hidden(*, game: Game, player_id: str, hidden: bool) -> Player:
         )
         player.hidden = hidden
         player.save(update_fields=["hidden"])
+        action = Action.HIDE if hidden else Action.UNHIDE
+        audit_record(action=action, game_slug=game.slug, player_id=player_id, by=by, reason=reason)
         run_sync(_set_hidden, game.slug, player_id, hidden, clock.to_ms(now))
     return player
 
 
-def player_rename(*, player: Player, display_name: str) -> None:
+def player_rename(*, player: Player, display_name: str, by: Actor = SYSTEM, reason: str = "") -> None:
     """An admin's correction of a display name, shown on every board at once (and findable by it)."""
+    reason = checked_reason(reason)
     slug = player.game.slug
     with transaction.atomic():
+        before = Player.objects.filter(pk=player.pk).values_list("display_name", flat=True).first()
         player.display_name = display_name
         player.full_clean()
         player.save(update_fields=["display_name"])
+        detail = {"from": before or player.player_id, "to": display_name or player.player_id}
+        audit_record(
+            action=Action.RENAME, game_slug=slug, player_id=player.player_id, by=by, reason=reason, detail=detail
+        )
         name = display_name or player.player_id
         run_sync(lambda: names_write(slug=slug, mode="set", names=[(player.player_id, name, False)]))
 
@@ -387,7 +402,13 @@ async def names_write(
         args: list[str | int] = [mode, clock.now_ms()]
         for player_id, name, mark in names[i : i + NAMES_WRITE_CHUNK]:
             args += [player_id, name, text.search_key(name), int(mark)]
-        key_list = [keys.names(slug), keys.pending_players(slug), keys.name_index(slug), keys.name_keys(slug)]
+        key_list = [
+            keys.names(slug),
+            keys.pending_players(slug),
+            keys.name_index(slug),
+            keys.name_keys(slug),
+            keys.erased(slug),
+        ]
         written += int(await scripts.NAMES_WRITE(get_redis(), key_list, args))
     return written
 

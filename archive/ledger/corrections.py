@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from core import clock, keys, text
+from core.audit import SYSTEM, Action, Actor, audit_record
 from core.config import GameConfig
 from core.errors import ServiceError
 from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, Game, is_player_id
@@ -49,7 +50,9 @@ def _check_correction(game: GameConfig, player_id: str, value: int, reason: str)
         raise ServiceError(422, "invalid", text.CONTROL_MESSAGE, field="reason")
 
 
-def score_correct(*, game: Game | GameConfig, player_id: str, value: int, reason: str = "") -> Corrected:
+def score_correct(
+    *, game: Game | GameConfig, player_id: str, value: int, reason: str = "", by: Actor = SYSTEM
+) -> Corrected:
     """An admin's correction of a player's score on the game's current boards, recorded in the ledger.
 
     Increment games: ``value`` is added (negative to take away). Best and latest
@@ -99,4 +102,6 @@ def score_correct(*, game: Game | GameConfig, player_id: str, value: int, reason
     for i in range(1, len(raw), 4):
         kind, period_id, sort_key, rank = raw[i : i + 4]
         standings[kind] = PeriodStanding(kind, period_id, config.score_from_sort_key(sort_key), int(rank))
+    detail = {"value": value, "scores": {kind: s.score for kind, s in standings.items()}}
+    audit_record(action=Action.CORRECT, game_slug=slug, player_id=player_id, by=by, reason=reason, detail=detail)
     return Corrected(player_id=player_id, periods=standings)

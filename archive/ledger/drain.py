@@ -15,14 +15,15 @@ from typing import Any
 
 from redis.exceptions import ResponseError
 
-from core import keys
+from core import clock, keys
 from core.deadletters import set_aside, store_or_set_aside
 from core.models import DeadLetter, Game
 from core.redis import get_redis, run_sync
 
 from .. import scripts
 from ..models import ScoreEvent
-from .events import LEDGER_GROUP, MalformedEntry, logger, parse_entry
+from .erasure import player_forget
+from .events import LEDGER_GROUP, Erasure, MalformedEntry, logger, parse_entry
 
 # Entries per XREADGROUP and per INSERT: one drain every 5 s moves thousands of
 # entries per second in a few round trips, and one INSERT stays well under
@@ -111,6 +112,7 @@ def _store(game: Game, entries: Sequence[tuple[str, dict[str, str]]]) -> int:
     the entries behind it, and the stream stays below its cap.
     """
     rows: list[ScoreEvent] = []
+    erasures: list[Erasure] = []
     fields_of: dict[str, dict[str, str]] = {}
     for event_id, fields in entries:
         if not fields:
@@ -118,10 +120,15 @@ def _store(game: Game, entries: Sequence[tuple[str, dict[str, str]]]) -> int:
             logger.error("ledger entry %s of %s was trimmed before it was stored", event_id, game.slug)
             continue
         try:
-            rows.append(parse_entry(game.pk, event_id, fields))
-            fields_of[event_id] = fields
+            entry = parse_entry(game.pk, event_id, fields)
         except MalformedEntry as error:
             set_aside(game=game, source=DeadLetter.Source.LEDGER, key=event_id, payload=fields, error=str(error))
+            continue
+        if isinstance(entry, Erasure):
+            erasures.append(entry)
+        else:
+            rows.append(entry)
+            fields_of[event_id] = fields
     if rows:
         # No SELECT to count the truly new ones: it cost a fifth of the drain (bench/archive.py).
         store_or_set_aside(
@@ -131,7 +138,13 @@ def _store(game: Game, entries: Sequence[tuple[str, dict[str, str]]]) -> int:
             store=lambda batch: ScoreEvent.objects.bulk_create(batch, ignore_conflicts=True),
             describe=lambda row: (row.event_id, fields_of[row.event_id]),
         )
-    return len(rows)
+    # After the rows: those of an erased player stored just now go too (the erasure's
+    # own pass ran before they reached the table).
+    for erasure in erasures:
+        player_forget(
+            game=game, player_id=erasure.player_id, before=erasure.stream_id, ended_by=clock.from_ms(erasure.at_ms)
+        )
+    return len(rows) + len(erasures)
 
 
 def _drain_game(game: Game, *, batch_size: int, consumer: str, claim_min_idle_ms: int) -> int:

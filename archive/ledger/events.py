@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from core import clock
 
@@ -26,15 +27,31 @@ def split_id(event_id: str) -> StreamId:
     return int(ms), int(seq)
 
 
+# The stream entry kind that erases a player (moderation's player_erase.lua writes it).
+ERASE_KIND = "erase"
+
+
+@dataclass(frozen=True)
+class Erasure:
+    """A player's erasure, in the ledger's order: what the table holds of them before it goes."""
+
+    player_id: str
+    stream_id: StreamId
+    at_ms: int
+
+
 class MalformedEntry(ValueError):
     """A stream entry the scripts did not write (only they write the stream)."""
 
 
-def parse_entry(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent:
-    """The row of one stream entry (fields as submit_score.lua / score_correct.lua write them)."""
+def parse_entry(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | Erasure:
+    """The row of one stream entry (fields as submit_score.lua / score_correct.lua write
+    them), or the erasure player_erase.lua wrote."""
     try:
         ms, seq = split_id(event_id)
         kind = fields["k"]
+        if kind == ERASE_KIND:
+            return Erasure(player_id=fields["p"], stream_id=(ms, seq), at_ms=int(fields["t"]))
         if kind not in ScoreEvent.Kind.values:
             raise ValueError(f"unknown kind {kind!r}")
         return ScoreEvent(
@@ -54,8 +71,9 @@ def parse_entry(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEve
         raise MalformedEntry(f"malformed entry: {type(error).__name__}: {error}") from None
 
 
-def event_row(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | None:
-    """The row of one stream entry, or None (logged) for one the scripts did not write (the rebuild)."""
+def event_row(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | Erasure | None:
+    """The row of one stream entry (or an erasure), or None (logged) for one the scripts did
+    not write (the rebuild)."""
     try:
         return parse_entry(game_id, event_id, fields)
     except MalformedEntry as error:

@@ -23,7 +23,7 @@ from games import services as game_services
 from .. import scripts
 from ..models import ArchivedPeriod, ScoreEvent
 from .drain import ensure_group, ledger_drain
-from .events import Progress, StreamId, event_row, split_id
+from .events import Erasure, Progress, StreamId, event_row, split_id
 
 # Rebuild: events per database fetch and per stream read (memory stays flat).
 REBUILD_READ_CHUNK = 5000
@@ -64,6 +64,8 @@ class _Replay:
         self.names: dict[str, str] = {}
         self.changed: dict[str, set[str]] = {}
         self.events = 0
+        # Boards an erasure changed: written whole again, not only their changed members.
+        self.rewrite: set[str] = set()
         self._spans: dict[str, periods.Period] = {}
         self._wanted: dict[str, bool] = {}
 
@@ -89,6 +91,15 @@ class _Replay:
             )
             self._wanted[key] = wanted
         return wanted
+
+    def erase(self, player_id: str) -> None:
+        """An erasure (player_erase.lua's ledger entry): the player leaves every board; a
+        later event of the same id starts a new player."""
+        self.names.pop(player_id, None)
+        for key, board in self.boards.items():
+            if board.pop(player_id, None) is not None:
+                self.rewrite.add(key)
+                self.changed.get(key, set()).discard(player_id)
 
     def apply(self, kind: str, player_id: str, value: int, display_name: str, mode: str, at: dt.datetime) -> None:
         """One event, with the submit script's (or the correction script's) semantics."""
@@ -140,7 +151,9 @@ def _replay_stream(game: Game, replay: _Replay, cursor: StreamId, report: Progre
         entries = run_sync(_stream_read, game.slug, cursor, REBUILD_READ_CHUNK)
         for event_id, fields in entries:
             event = event_row(game.pk, event_id, fields)
-            if event is not None:
+            if isinstance(event, Erasure):
+                replay.erase(event.player_id)
+            elif event is not None:
                 replay.apply(event.kind, event.player_id, event.value, event.display_name, event.mode, event.at)
         if entries:
             ms, seq = split_id(entries[-1][0])
@@ -282,10 +295,13 @@ def leaderboards_rebuild(*, game: Game, progress: Progress | None = None) -> Reb
         names = _names(game, replay)  # a database read: not inside the Redis bridge's loop
         report.names_restored = run_sync(lambda: game_services.names_write(slug=slug, mode="restore", names=names))
         _write_boards(replay, run, replay.boards, fresh=True)
+        replay.rewrite.clear()
         hidden = list(Player.objects.filter(game=game, hidden=True).values_list("player_id", flat=True))
         for attempt in range(1, REBUILD_SWAP_ATTEMPTS + 1):
             report.swap_attempts = attempt
-            reply = run_sync(_swap, slug, replay.periods, run, cursor, hidden, now_ms)
+            # A board an erasure emptied stays as the erasure left its live twin (empty too).
+            filled = {key: period for key, period in replay.periods.items() if replay.boards[key]}
+            reply = run_sync(_swap, slug, filled, run, cursor, hidden, now_ms)
             if reply[0] == "ok":
                 swapped = True
                 report.boards, report.stashed = int(reply[1]), int(reply[2])
@@ -299,6 +315,8 @@ def leaderboards_rebuild(*, game: Game, progress: Progress | None = None) -> Reb
             new = [key for key in replay.changed if keys.board_rebuild(key, run) not in written]
             temps += [keys.board_rebuild(key, run) for key in new]
             _write_boards(replay, run, new, fresh=True)
+            _write_boards(replay, run, replay.rewrite - set(new), fresh=True)
+            replay.rewrite.clear()
             _write_boards(replay, run, replay.changed, fresh=False)
         if not swapped:
             raise ServiceError(503, "rebuild_busy", "Scores kept arriving faster than the rebuild could catch up.")

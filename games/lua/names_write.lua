@@ -1,7 +1,8 @@
 -- Write display names outside a submission, keeping the name index in step:
 -- 'set' is an admin's rename (the name replaces the stored one); 'restore' gives a
 -- name back to a player the names HASH no longer knows (Redis lost its data), and
--- never touches a stored name, which is the newest there is; 'index' only indexes
+-- never touches a stored name, which is the newest there is, nor the name of a
+-- player erased lately (the rebuild that restores may have read them before); 'index' only indexes
 -- a name stored before the index existed, if it is still the player's name and
 -- nothing indexed the player since (a rename meanwhile wins). A player whose
 -- database row lacks the written name is marked for the player sync, as the
@@ -11,6 +12,7 @@
 -- KEYS[2] pending-players ZSET (rows the database must create or refresh)
 -- KEYS[3] name index ZSET ('<search key>\0<player_id>', scored 0)
 -- KEYS[4] name-keys HASH (player_id -> its search key)
+-- KEYS[5] erased ZSET (player_id -> when, ms)
 -- ARGV[1] 'set' | 'restore' | 'index'; ARGV[2] now, epoch ms
 -- ARGV[3 ..] quads: player_id, display name, its search key, 1 to mark the player for the sync (else 0)
 -- Returns the number of names written.
@@ -22,7 +24,7 @@ for i = 3, #ARGV, 4 do
   if ARGV[1] == 'set' then
     write = true
   elseif ARGV[1] == 'restore' then
-    write = redis.call('HEXISTS', KEYS[1], player) == 0
+    write = redis.call('HEXISTS', KEYS[1], player) == 0 and not redis.call('ZSCORE', KEYS[5], player)
   else
     write = redis.call('HGET', KEYS[1], player) == name and redis.call('HEXISTS', KEYS[4], player) == 0
   end

@@ -22,9 +22,11 @@
 -- KEYS[13] name index ZSET ('<search key>\0<player_id>', all scored 0: a prefix search
 --   by name is a ZRANGEBYLEX), KEYS[14] name-keys HASH (player_id -> its search key)
 -- KEYS[15 .. 14+P] one board ZSET per period, in the order of the period triples below
--- then per item, three each: its player's anti-spam ZSET, its idempotency STRING
+-- then per item, four each: its player's anti-spam ZSET, its idempotency STRING
 --   (a placeholder key when the item has no fingerprint), its player's presence
---   tabs HASH (a score is recorded there while the player has a page open)
+--   tabs HASH (a score is recorded there while the player has a page open), its
+--   player's idempotency-records ZSET (record key -> expiry ms: an erasure finds
+--   them there)
 -- ARGV[1] mode: 'increment' | 'best' | 'latest'
 -- ARGV[2] now, epoch ms
 -- ARGV[3] anti-spam limit per window and player, 0 for none
@@ -80,7 +82,7 @@ local function index_name(player, search_key)
   redis.call('HSET', KEYS[14], player, search_key)
 end
 
-local function apply(spam, idem, player, value, display, member, entry, fingerprint, search_key)
+local function apply(spam, idem, idem_index, player, value, display, member, entry, fingerprint, search_key)
   if fingerprint ~= '' then
     local stored = redis.call('GET', idem)
     if stored then
@@ -155,7 +157,12 @@ local function apply(spam, idem, player, value, display, member, entry, fingerpr
   end
 
   if fingerprint ~= '' then
-    redis.call('SET', idem, fingerprint .. '\n' .. cjson.encode(result), 'PX', ARGV[6])
+    local ttl = tonumber(ARGV[6])
+    redis.call('SET', idem, fingerprint .. '\n' .. cjson.encode(result), 'PX', ttl)
+    -- The index lives as long as its newest record, and drops the expired ones.
+    redis.call('ZREMRANGEBYSCORE', idem_index, '-inf', now)
+    redis.call('ZADD', idem_index, now + ttl, idem)
+    redis.call('PEXPIRE', idem_index, ttl)
   end
   return result
 end
@@ -164,10 +171,10 @@ local replies = {}
 local changed = false
 local n = (#ARGV - first_item_arg + 1) / 8
 for item = 0, n - 1 do
-  local k = first_item_key + item * 3
+  local k = first_item_key + item * 4
   local a = first_item_arg + item * 8
-  local reply = apply(KEYS[k], KEYS[k + 1], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5],
-    ARGV[a + 7])
+  local reply = apply(KEYS[k], KEYS[k + 1], KEYS[k + 3], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4],
+    ARGV[a + 5], ARGV[a + 7])
   if reply[1] == 'ok' and reply[2] == 0 then
     changed = true
     heartbeat(ARGV[a], KEYS[k + 2])

@@ -6,6 +6,7 @@ import html
 import re
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from accounts.models import PlayerLink
@@ -13,7 +14,7 @@ from archive import ledger
 from core import apikeys
 from core.config import GameConfig
 from core.errors import ServiceError
-from core.models import ApiKey, Game, Player, hash_secret
+from core.models import ApiKey, AuditEntry, Game, Player, hash_secret
 from core.redis import run_sync
 from games import selectors, services
 from presence import services as presence_services
@@ -103,28 +104,6 @@ def test_it_lists_games(admin_client, game, make_game):
     assert b"snake" in response.content and b"/tetris/" not in response.content
     response = admin_client.get(reverse("admin:core_game_changelist"), {"order__exact": "desc"})
     assert response.status_code == 200 and b"Tetris" in response.content and b"Snake" not in response.content
-
-
-def test_it_peeks_at_the_live_top_with_names_escaped(admin_client, game):
-    submit(game, "bob", 50, "<b>Bob</b>")
-    submit(game, "alice", 70, "Alice")
-    response = admin_client.get(change_url(game))
-    assert response.status_code == 200
-    html = response.content.decode()
-    assert "&lt;b&gt;Bob&lt;/b&gt;" in html and "<b>Bob</b>" not in html
-    top = html[html.index("<h4>daily ") :]  # the boards, after the online-now peek
-    assert top.index("Alice") < top.index("&lt;b&gt;Bob")
-    for period in ("daily", "weekly", "monthly", "all-time"):
-        assert f"<h4>{period} " in html
-    assert "2 players" in html
-    # Periods are checkboxes.
-    assert html.count('type="checkbox" name="periods"') == 4
-
-
-def test_it_peeks_at_an_empty_board_and_renders_the_add_page(admin_client, game):
-    assert b"No scores yet." in admin_client.get(change_url(game)).content
-    response = admin_client.get(reverse("admin:core_game_add"))
-    assert response.status_code == 200 and b'name="periods"' in response.content
 
 
 def test_it_edits_periods_with_checkboxes_and_validates_the_timezone(admin_client, game):
@@ -222,6 +201,34 @@ def test_it_revokes_keys_with_an_action(admin_client, game):
     assert ApiKey.objects.get(pk=api_key.pk).revoked
 
 
+def test_it_shows_the_api_keys_first_on_the_game_page(admin_client, game):
+    apikeys.api_key_create(game=game, name="server")
+    html = admin_client.get(change_url(game)).content.decode()
+
+    assert html.index("API keys") < html.index('name="mode"') < html.index('name="timezone"')
+
+
+def test_it_deletes_a_game_after_saying_what_goes_and_a_confirmation(admin_client, game):
+    submit(game, "alice", 70, "Alice")
+    services.players_sync_pending()
+    ledger.ledger_drain()
+    url = reverse("admin:core_game_delete", args=[game.pk])
+
+    page = admin_client.get(url).content.decode()
+    assert "1 named player," in page
+    assert "<li>1 score event;</li>" in page and "<li>1 player;</li>" in page and "<li>0 API keys.</li>" in page
+    wrong = admin_client.post(url, {"confirm_slug": "snake", "reason": "gone"})
+    assert wrong.status_code == 200 and b"Type tetris exactly." in wrong.content
+    assert Game.objects.filter(pk=game.pk).exists()
+
+    response = admin_client.post(url, {"confirm_slug": "tetris", "reason": "never released"}, follow=True)
+    assert b"Deleted Tetris (tetris)" in response.content
+    assert not Game.objects.filter(pk=game.pk).exists()
+    assert AuditEntry.objects.get().detail["players"] == 1
+    changelist = admin_client.get(reverse("admin:core_game_changelist")).content.decode()
+    assert 'value="delete_selected"' not in changelist
+
+
 # --------------------------------------------------------------------------- players
 
 
@@ -235,12 +242,16 @@ def players(game) -> dict[str, Player]:
     return {p.player_id: p for p in Player.objects.all()}
 
 
-def act_on_players(admin_client, action: str, *chosen: Player):
-    return admin_client.post(
-        reverse("admin:core_player_changelist"),
-        {"action": action, "_selected_action": [p.pk for p in chosen]},
-        follow=True,
-    )
+def act_on_players(admin_client, action: str, *chosen: Player, reason: str = "support ticket 7"):
+    """An action as the browser runs it: the confirmation page, then the confirmed act."""
+    url = reverse("admin:core_player_changelist")
+    form = {"action": action, "_selected_action": [p.pk for p in chosen]}
+    page = admin_client.post(url, form)
+    assert page.status_code == 200
+    for player in chosen:
+        assert player.player_id in page.content.decode()
+    assert b'name="reason"' in page.content
+    return admin_client.post(url, {**form, "confirm": "yes", "reason": reason}, follow=True)
 
 
 def test_it_lists_and_searches_players(admin_client, players):
@@ -266,6 +277,21 @@ def test_it_hides_and_unhides_players_with_actions(admin_client, game, players):
     act_on_players(admin_client, "unhide_players", players["carol"])
     assert {period: board(game, period) for period in before} == before
     assert not Player.objects.filter(hidden=True).exists()
+    trail = list(AuditEntry.objects.order_by("id").values_list("action", "player_id", "actor_name", "reason"))
+    assert trail == [
+        ("hide", "bob", "admin", "support ticket 7"),
+        ("hide", "carol", "admin", "support ticket 7"),
+        ("unhide", "bob", "admin", "support ticket 7"),
+        ("unhide", "carol", "admin", "support ticket 7"),
+    ]
+
+
+def test_it_asks_again_when_an_action_has_no_reason(admin_client, game, players):
+    response = act_on_players(admin_client, "hide_players", players["bob"], reason="")
+
+    assert b"This field is required." in response.content
+    assert not Player.objects.filter(hidden=True).exists()
+    assert not AuditEntry.objects.exists()
 
 
 def test_it_renames_and_hides_through_the_change_form(admin_client, game, players):
@@ -273,34 +299,71 @@ def test_it_renames_and_hides_through_the_change_form(admin_client, game, player
     page = admin_client.get(url)
     assert page.status_code == 200 and b'name="player_id"' not in page.content
 
-    response = admin_client.post(url, {"display_name": "Robert <3", "player_id": "mallory"})
+    refused = admin_client.post(url, {"display_name": "Robert <3"})
+    assert refused.status_code == 200 and b"Say why" in refused.content
+    assert board(game)[1] == (2, "bob", "Bob", 50)
+
+    response = admin_client.post(url, {"display_name": "Robert <3", "player_id": "mallory", "reason": "asked"})
     assert response.status_code == 302
     assert board(game)[1] == (2, "bob", "Robert <3", 50)
     bob = Player.objects.get(pk=players["bob"].pk)
     assert (bob.player_id, bob.display_name, bob.hidden) == ("bob", "Robert <3", False)
 
-    admin_client.post(url, {"display_name": "Robert <3", "hidden": "on"})
+    admin_client.post(url, {"display_name": "Robert <3", "hidden": "on", "reason": "cheating"})
     assert [e[1] for e in board(game)] == ["alice", "carol"]
     assert Player.objects.get(pk=bob.pk).hidden
 
-    admin_client.post(url, {"display_name": "Robert <3"})
+    admin_client.post(url, {"display_name": "Robert <3", "reason": "appeal upheld"})
     assert board(game)[1] == (2, "bob", "Robert <3", 50)
     # Renamed in the database already: the next sync has nothing to refresh.
     assert services.players_sync_pending() == 0
+    trail = list(AuditEntry.objects.order_by("id").values_list("action", "reason", "detail"))
+    assert trail == [
+        ("rename", "asked", {"from": "Bob", "to": "Robert <3"}),
+        ("hide", "cheating", {}),
+        ("unhide", "appeal upheld", {}),
+    ]
+    # The player's page shows their trail.
+    page = admin_client.get(url).content.decode()
+    assert "appeal upheld" in page and "Every entry for bob" in page
+
+
+def test_it_erases_a_player_from_their_page_after_a_confirmation(admin_client, game, players):
+    page = admin_client.get(reverse("admin:core_player_change", args=[players["bob"].pk])).content.decode()
+    erase_url = reverse("admin:core_player_erase", args=[players["bob"].pk])
+    assert f'href="{erase_url}"' in page
+
+    confirmation = admin_client.get(erase_url)
+    assert b"Erase 1 player" in confirmation.content and b"deleted player" in confirmation.content
+    response = admin_client.post(erase_url, {"confirm": "yes", "reason": "GDPR request #3"}, follow=True)
+
+    assert b"Erased 1 player." in response.content
+    assert [e[1] for e in board(game)] == ["alice", "carol"]
+    assert not Player.objects.filter(player_id="bob").exists()
+    assert AuditEntry.objects.get().action == "erase"
+
+
+def test_it_erases_players_with_an_action_and_never_deletes_them_plainly(admin_client, game, players):
+    response = act_on_players(admin_client, "erase_players", players["alice"], players["carol"], reason="GDPR")
+
+    assert b"Erased 2 players." in response.content
+    assert [e[1] for e in board(game)] == ["bob"]
+    changelist = admin_client.get(reverse("admin:core_player_changelist")).content.decode()
+    assert 'value="delete_selected"' not in changelist
+    assert admin_client.get(reverse("admin:core_player_delete", args=[players["bob"].pk])).status_code == 403
+
+
+def test_it_needs_the_delete_permission_to_erase(client, game, players, django_user_model):
+    staff = django_user_model.objects.create_user("mod", password="pw-123456789", is_staff=True)
+    staff.user_permissions.add(*Permission.objects.filter(codename__in=["view_player", "change_player"]))
+    client.force_login(staff)
+
+    assert client.get(reverse("admin:core_player_erase", args=[players["bob"].pk])).status_code == 403
+    changelist = client.get(reverse("admin:core_player_changelist")).content.decode()
+    assert "erase_players" not in changelist and "hide_players" in changelist
 
 
 # --------------------------------------------------------------------------- presence and links
-
-
-def test_it_peeks_at_who_is_online_on_the_game_page(admin_client, game):
-    submit(game, "alice", 70, "<i>Alice</i>")
-    config = config_of(game)
-    run_sync(lambda: presence_services.watcher_beat(game=config, socket_id="socket-1"))
-
-    html = admin_client.get(change_url(game)).content.decode()
-
-    assert "1 player online · 1 watching (timeout 60 s)" in html
-    assert "&lt;i&gt;Alice&lt;/i&gt;" in html and "<i>Alice</i>" not in html
 
 
 def test_it_shows_each_players_linked_user_and_presence(admin_client, game, players, django_user_model):

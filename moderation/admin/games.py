@@ -1,0 +1,160 @@
+"""Admin of games: the settings in a few compact sections with the API keys first, and a
+deletion that says what goes and goes through moderation.services.game_delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.forms import BaseInlineFormSet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from core.audit import Actor
+from core.errors import REDIS_DOWN_MESSAGE, REDIS_ERRORS, ServiceError
+from core.models import AUDIT_REASON_MAX_CHARS, PERIOD_KINDS, ApiKey, Game
+
+from .. import selectors, services
+from .api_keys import save_key
+
+
+class GameForm(forms.ModelForm):
+    periods = forms.MultipleChoiceField(
+        choices=[(p, p) for p in PERIOD_KINDS],
+        widget=forms.CheckboxSelectMultiple,
+        help_text="The boards this game keeps.",
+    )
+
+    class Meta:
+        model = Game
+        fields = "__all__"
+        help_texts = {"timezone": "IANA name such as Europe/Paris: periods roll over at its local midnight."}
+
+    def clean_periods(self) -> list[str]:
+        chosen = set(self.cleaned_data["periods"])
+        # Canonical order, so the stored list never depends on the order of the checkboxes.
+        return [p for p in PERIOD_KINDS if p in chosen]
+
+
+class ApiKeyInline(admin.TabularInline):
+    model = ApiKey
+    extra = 0
+    # Revoke instead (ApiKey admin): a revoked key still explains a client's 403.
+    can_delete = False
+    fields = ("name", "requests_per_minute", "items_per_minute", "prefix", "created_at", "last_used_at", "is_revoked")
+    readonly_fields = ("prefix", "created_at", "last_used_at", "is_revoked")
+    show_change_link = True
+
+    @admin.display(boolean=True, description="revoked")
+    def is_revoked(self, obj: ApiKey) -> bool:
+        return obj.revoked
+
+
+class DeleteGameForm(forms.Form):
+    confirm_slug = forms.CharField(label="Type the game's slug to confirm", max_length=50)
+    reason = forms.CharField(
+        max_length=AUDIT_REASON_MAX_CHARS, help_text="Why it goes (kept in the audit trail after the game is gone)."
+    )
+
+    def __init__(self, *args: Any, slug: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.slug = slug
+
+    def clean_confirm_slug(self) -> str:
+        typed = self.cleaned_data["confirm_slug"].strip()
+        if typed != self.slug:
+            raise forms.ValidationError(f"Type {self.slug} exactly.")
+        return typed
+
+
+@admin.register(Game)
+class GameAdmin(admin.ModelAdmin):
+    form = GameForm
+    list_display = ("name", "slug", "mode", "order", "periods_kept", "active")
+    list_filter = ("mode", "order", "active")
+    search_fields = ("name", "slug", "description")
+    inlines = (ApiKeyInline,)
+    # The API keys come first on the page (moderation/templates/admin/core/game/change_form.html).
+    change_form_template = "admin/core/game/change_form.html"
+    fieldsets = (
+        (None, {"fields": (("name", "slug"), "active", "description")}),
+        ("Scores", {"fields": (("mode", "order"), ("min_score", "max_score"), "max_submissions_per_minute")}),
+        ("Boards and presence", {"fields": ("periods", "timezone", "presence_timeout_secs")}),
+    )
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Game | None = None) -> tuple[str, ...]:
+        if obj is None:
+            return ()
+        # Every Redis key of a game is named after its slug, and boards store sort keys
+        # signed by the order: changing either would orphan or invert the live boards.
+        return ("slug", "order")
+
+    @admin.display(description="periods")
+    def periods_kept(self, obj: Game) -> str:
+        return ", ".join(obj.periods)
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        # Deleting a game is one game at a time, from its page, through the service.
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def save_formset(
+        self, request: HttpRequest, form: forms.ModelForm, formset: BaseInlineFormSet, change: bool
+    ) -> None:
+        if formset.model is not ApiKey:
+            super().save_formset(request, form, formset, change)
+            return
+        for api_key in formset.save(commit=False):
+            save_key(request, api_key, form.instance.slug)
+        formset.save_m2m()
+
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """What deleting this game takes with it, and a confirmation (its slug, and why)."""
+        game = get_object_or_404(Game, pk=object_id)
+        if not self.has_delete_permission(request, game):
+            raise PermissionDenied
+        form = DeleteGameForm(request.POST or None, slug=game.slug)
+        if request.method == "POST" and form.is_valid():
+            done = self._delete(request, game, form)
+            if done:
+                return HttpResponseRedirect(reverse("admin:core_game_changelist"))
+        try:
+            summary = selectors.game_deletion_summary(game=game)
+        except REDIS_ERRORS:
+            self.message_user(request, REDIS_DOWN_MESSAGE, messages.ERROR)
+            return HttpResponseRedirect(reverse("admin:core_game_change", args=[game.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Delete {game.name}?",
+            "opts": self.opts,
+            "object": game,
+            "form": form,
+            "summary": summary,
+        }
+        return TemplateResponse(request, "admin/core/game/delete.html", context)
+
+    def _delete(self, request: HttpRequest, game: Game, form: DeleteGameForm) -> bool:
+        try:
+            deleted = services.game_delete(game=game, reason=form.cleaned_data["reason"], by=Actor.of(request.user))
+        except ServiceError as error:
+            form.add_error("reason" if error.field == "reason" else None, error.message)
+            return False
+        except REDIS_ERRORS:
+            self.message_user(
+                request, f"{REDIS_DOWN_MESSAGE} The game is inactive now; delete it again later.", messages.ERROR
+            )
+            return False
+        rows = sum(deleted.rows.values())
+        self.message_user(
+            request,
+            f"Deleted {game.name} ({deleted.slug}): {rows:,} rows and {deleted.redis_keys:,} Redis keys.",
+            messages.SUCCESS,
+        )
+        return True

@@ -1,0 +1,7 @@
+"""The Lua scripts of moderation (moderation/lua/)."""
+
+from __future__ import annotations
+
+from core.lua import load
+
+PLAYER_ERASE = load(__file__, "player_erase")

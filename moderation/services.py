@@ -1,0 +1,204 @@
+"""Moderation acts that reach every app: erasing a player (what a GDPR erasure request
+needs) and deleting a game. Admin actions and commands adapt to these; each act is
+recorded in the audit trail (core/audit.py).
+
+Erasure removes the player from Redis in one script (moderation/lua/player_erase.lua)
+and from the database in the same transaction: their row, account links, score
+events and dead letters go, and their archived standings stay with the rank under
+"deleted player" (the other players' ranks in past periods were earned against them;
+re-ranking history would rewrite what everyone saw). A later score under the same id
+starts a new player: the game server is the one that must stop sending it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import cast
+
+from django.db import transaction
+from django.db.models import Q
+
+from accounts.models import PlayerLink
+from archive.ledger.erasure import player_forget
+from core import clock, keys
+from core.audit import SYSTEM, Action, Actor, audit_forget_names, audit_record, checked_reason
+from core.errors import ServiceError
+from core.models import PLAYER_ID_MESSAGE, DeadLetter, Game, Player, is_player_id
+from core.redis import get_redis, run_sync
+from presence.services import PRESENCE_ANNOUNCE_TTL_MS
+
+from . import scripts, selectors
+
+# The erased ZSET remembers a player this long: far longer than a rebuild, a player
+# sync or a drain can have been running beside the erasure.
+ERASED_MEMORY_MS = 24 * 3600 * 1000
+# SCAN batch and UNLINK batch when deleting a game's keys.
+PURGE_SCAN_COUNT = 1000
+
+
+@dataclass(frozen=True)
+class Erased:
+    player_id: str
+    boards: int  # boards and stashes the player was on
+    score_events: int
+    standings_anonymised: int
+    links: int
+    other: dict[str, int] = field(default_factory=dict)  # what else went (name, records, codes...)
+
+
+async def _erase_in_redis(slug: str, player_id: str, now_ms: int) -> list[int]:
+    client = get_redis()
+    while True:
+        boards = cast("list[str]", await client.zrange(keys.boards_index(slug), 0, -1))
+        records = cast("list[str]", await client.zrange(keys.player_idempotency(slug, player_id), 0, -1))
+        codes = cast("list[str]", await client.zrange(keys.link_codes_issued(slug, player_id), 0, -1))
+        key_list = [
+            keys.names(slug),
+            keys.name_index(slug),
+            keys.name_keys(slug),
+            keys.hidden(slug),
+            keys.pending_players(slug),
+            keys.recent(slug),
+            keys.boards_index(slug),
+            keys.dirty(slug),
+            keys.followed(slug),
+            keys.erased(slug),
+            keys.ledger(slug),
+            keys.player_spam(slug, player_id),
+            keys.player_idempotency(slug, player_id),
+            keys.presence_online(slug),
+            keys.presence_last_seen(slug),
+            keys.presence_joined(slug),
+            keys.presence_left(slug),
+            keys.presence_tabs(slug, player_id),
+            keys.link_codes_issued(slug, player_id),
+        ]
+        for board in boards:
+            key_list += [board, keys.hidden_stash(slug, board)]
+        key_list += records
+        key_list += [keys.link_code(slug, code) for code in codes]
+        args: list[str | int] = [
+            player_id,
+            now_ms,
+            len(boards),
+            len(records),
+            len(codes),
+            ERASED_MEMORY_MS,
+            PRESENCE_ANNOUNCE_TTL_MS,
+        ]
+        reply = await scripts.PLAYER_ERASE(client, key_list, [*args, *codes])
+        if reply[0] == "ok":
+            return [int(n) for n in reply[1:]]
+
+
+def _dead_letters_of(game: Game, player_id: str) -> int:
+    """Dead letters carry what they could not store: the player's name and scores among it."""
+    ledger_mark = json.dumps({"p": player_id})[1:-1]  # '"p": "<id>"', as set_aside wrote it
+    of_player = Q(source=DeadLetter.Source.PLAYERS, key=player_id) | Q(
+        source=DeadLetter.Source.LEDGER, payload__contains=ledger_mark
+    )
+    deleted, _ = DeadLetter.objects.filter(of_player, game=game).delete()
+    return deleted
+
+
+def player_erase(*, game: Game, player_id: str, reason: str, by: Actor = SYSTEM) -> Erased:
+    """Erase a player from the game everywhere (see the module's docstring); 404 if the
+    game knows nothing of them. Safe to repeat: a second run finishes what a first one
+    cut short left."""
+    if not is_player_id(player_id):
+        raise ServiceError(422, "invalid", PLAYER_ID_MESSAGE, field="player_id")
+    reason = checked_reason(reason, required=True)
+    if not selectors.player_is_known(game=game, player_id=player_id):
+        raise ServiceError(404, "player_not_found", f"{game.name} has no player “{player_id}”.")
+    now_ms = clock.to_ms(clock.now())
+    with transaction.atomic():
+        # Redis last: if it fails, the transaction rolls back and nothing changed.
+        Player.objects.filter(game=game, player_id=player_id).delete()
+        links, _ = PlayerLink.objects.filter(game=game, player_id=player_id).delete()
+        events, standings = player_forget(game=game, player_id=player_id)
+        letters = _dead_letters_of(game, player_id)
+        audit_forget_names(game_slug=game.slug, player_id=player_id)
+        boards, named, recent, records, codes, online = run_sync(_erase_in_redis, game.slug, player_id, now_ms)
+        erased = Erased(
+            player_id=player_id,
+            boards=boards,
+            score_events=events,
+            standings_anonymised=standings,
+            links=links,
+            other={
+                "name": named,
+                "recent submissions": recent,
+                "idempotency records": records,
+                "link codes": codes,
+                "online": online,
+                "dead letters": letters,
+            },
+        )
+        audit_record(
+            action=Action.ERASE,
+            game_slug=game.slug,
+            player_id=player_id,
+            by=by,
+            reason=reason,
+            detail={"boards": boards, "score events": events, "standings anonymised": standings, "links": links}
+            | erased.other,
+        )
+    return erased
+
+
+@dataclass(frozen=True)
+class GameDeleted:
+    slug: str
+    rows: dict[str, int]  # rows deleted, by what they were
+    redis_keys: int
+
+
+async def _purge(slug: str) -> int:
+    """UNLINK every key of the game (core.keys.game_patterns), a SCAN batch at a time."""
+    client = get_redis()
+    removed = 0
+    for pattern in keys.game_patterns(slug):
+        batch: list[str] = []
+        async for key in client.scan_iter(match=pattern, count=PURGE_SCAN_COUNT):
+            batch.append(key)
+            if len(batch) >= PURGE_SCAN_COUNT:
+                removed += await client.unlink(*batch)
+                batch = []
+        if batch:
+            removed += await client.unlink(*batch)
+    return removed
+
+
+def _game_rows_delete(game: Game) -> dict[str, int]:
+    """Table by table, each one DELETE (no row is loaded): a game's ledger can hold millions."""
+    deleted = {}
+    for label, rows in selectors.game_rows(game=game).items():
+        deleted[label], _ = rows.delete()
+    game.delete()
+    return deleted
+
+
+def game_delete(*, game: Game, reason: str, by: Actor = SYSTEM) -> GameDeleted:
+    """Delete a game: its Redis keys, then its rows (players, keys, ledger, archives...).
+
+    The game is made inactive first (every process then refuses its scores at once), so
+    that nothing writes its keys again while they go. Redis must be up: if the purge
+    fails, the game stays, inactive, with its database rows (run it again); if the
+    database then fails, the rows stay and a rebuild brings the boards back.
+    """
+    reason = checked_reason(reason, required=True)
+    slug = game.slug
+    if game.active:
+        game.active = False
+        game.save(update_fields=["active"])  # its signal tells every process's cache
+    removed = run_sync(_purge, slug)
+    with transaction.atomic():
+        rows = _game_rows_delete(game)
+        audit_record(
+            action=Action.DELETE_GAME, game_slug=slug, by=by, reason=reason, detail={**rows, "redis_keys": removed}
+        )
+    # A write that passed its checks just before the game went inactive may have landed
+    # after the first pass.
+    removed += run_sync(_purge, slug)
+    return GameDeleted(slug=slug, rows=rows, redis_keys=removed)
