@@ -108,7 +108,12 @@ class _Queued:
 
 
 def _chunk_call(
-    game: GameConfig, chunk: Sequence[_Queued], now: dt.datetime, current: Sequence[periods.Period]
+    game: GameConfig,
+    chunk: Sequence[_Queued],
+    now: dt.datetime,
+    current: Sequence[periods.Period],
+    *,
+    heartbeat: bool = True,
 ) -> tuple[list[str], list[str | int]]:
     """KEYS and ARGV of one submit-script call (see games/lua/submit_score.lua)."""
     now_ms = clock.to_ms(now)
@@ -139,7 +144,7 @@ def _chunk_call(
         settings.IDEMPOTENCY_TTL_SECS * 1000,
         MAX_SAFE_SCORE,
         len(current),
-        game.presence_timeout_secs * 1000,
+        game.presence_timeout_secs * 1000 if heartbeat else "",
         PRESENCE_ANNOUNCE_TTL_MS,
         settings.ARCHIVE_GRACE_SECS * 1000,
         settings.LEDGER_STREAM_MAXLEN,
@@ -247,8 +252,9 @@ async def score_import(
     *, game: GameConfig, items: Sequence[Submission], at: dt.datetime
 ) -> list[Submitted | ServiceError]:
     """Apply submissions as if made at ``at`` (history from elsewhere, the demo seed):
-    they land on the boards of the periods that contain ``at``."""
-    return await _submit_many(game, items, None, None, at)
+    they land on the boards of the periods that contain ``at``. Unlike a live score,
+    an imported one does not show its player online."""
+    return await _submit_many(game, items, None, None, at, heartbeat=False)
 
 
 async def _submit_many(
@@ -257,6 +263,8 @@ async def _submit_many(
     idempotency: Idempotency | None,
     item_fingerprints: Sequence[str] | None,
     now: dt.datetime,
+    *,
+    heartbeat: bool = True,
 ) -> list[Submitted | ServiceError]:
     current = [periods.current(kind, game.timezone, now) for kind in game.periods]
     results: list[Submitted | ServiceError | None] = [None] * len(items)
@@ -282,7 +290,7 @@ async def _submit_many(
         pipe = client.pipeline(transaction=False)
         chunks = [queued[i : i + SUBMIT_CHUNK_ITEMS] for i in range(0, len(queued), SUBMIT_CHUNK_ITEMS)]
         for chunk in chunks:
-            scripts.SUBMIT_SCORE.queue(pipe, *_chunk_call(game, chunk, now, current))
+            scripts.SUBMIT_SCORE.queue(pipe, *_chunk_call(game, chunk, now, current, heartbeat=heartbeat))
         for chunk, replies in zip(chunks, await pipe.execute(), strict=True):
             for queued_item, raw in zip(chunk, replies, strict=True):
                 try:

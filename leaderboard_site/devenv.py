@@ -169,7 +169,8 @@ class Child:
 
 def _children(env: dict[str, str], port: str) -> list[Child]:
     web = [PYTHON, "-m", "uvicorn", "leaderboard_site.asgi:application", "--host", "127.0.0.1", "--port", port]
-    web += ["--no-access-log", "--timeout-graceful-shutdown", str(WEB_GRACEFUL_SHUTDOWN_SECS)]
+    # No lifespan: the ASGI app has no startup work (uvicorn otherwise says it is "unsupported").
+    web += ["--no-access-log", "--lifespan", "off", "--timeout-graceful-shutdown", str(WEB_GRACEFUL_SHUTDOWN_SECS)]
     celery = [PYTHON, "-m", "celery", "-A", "leaderboard_site", "--quiet"]
     beat_schedule = str(VAR_DIR / "celerybeat-schedule")
     children = [

@@ -233,4 +233,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # Django gives its own logger a console handler while DEBUG is on; with the root's,
+    # every "Not Found" line came out twice. One handler, the root's.
+    "loggers": {"django": {"handlers": [], "level": "INFO", "propagate": True}},
 }

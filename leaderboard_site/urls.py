@@ -5,7 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
 
 from .api import api
-from .views import healthz
+from .views import favicon, healthz
 
 
 def api_docs(request: HttpRequest) -> HttpResponse:
@@ -18,6 +18,7 @@ handler500 = "leaderboard_site.views.server_error"
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("favicon.ico", favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     path("api/docs", api_docs, name="api-docs"),

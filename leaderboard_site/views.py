@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from asgiref.sync import sync_to_async
+from django.contrib.staticfiles import finders
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
+from django.utils.cache import patch_cache_control
 from django.views import defaults as django_defaults
 
 from core import pages
@@ -62,3 +65,17 @@ async def healthz(request: HttpRequest) -> JsonResponse:
         },
         status=200 if ok else 503,
     )
+
+
+# Browsers and feed readers ask for /favicon.ico whatever the pages link; a day is plenty.
+FAVICON_CACHE_SECS = 86_400
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """The site icon at the root, where clients look for it (the pages link the SVG)."""
+    found = finders.find("img/favicon.ico")
+    if not found:
+        raise Http404("no favicon")
+    response = HttpResponse(Path(str(found)).read_bytes(), content_type="image/x-icon")
+    patch_cache_control(response, public=True, max_age=FAVICON_CACHE_SECS)
+    return response

@@ -35,7 +35,8 @@
 -- ARGV[6] idempotency record lifetime, ms
 -- ARGV[7] largest allowed |score| (2^53-1: exact as a double)
 -- ARGV[8] P, the number of periods
--- ARGV[9] presence timeout, ms; ARGV[10] lifetime of unannounced presence changes, ms
+-- ARGV[9] presence timeout, ms ('' for an import of past scores, which is no heartbeat);
+--   ARGV[10] lifetime of unannounced presence changes, ms
 -- ARGV[11] grace after a period's end before its close job runs, ms
 -- ARGV[12] ledger cap: at this many unstored entries new items are refused, not lost
 -- ARGV[13 .. 12+3P] per board: period name, period id, period end ms ('' for all-time)
@@ -59,7 +60,8 @@ local max_abs = tonumber(ARGV[7])
 local periods = tonumber(ARGV[8])
 local first_item_key = 15 + periods
 local first_item_arg = 13 + 3 * periods
-local presence_cutoff = now - tonumber(ARGV[9])
+local is_heartbeat = ARGV[9] ~= ''
+local presence_cutoff = is_heartbeat and now - tonumber(ARGV[9]) or 0
 
 local function heartbeat(player, tabs)
   if redis.call('EXISTS', tabs) == 1 then redis.call('HSET', tabs, '~other', now) end
@@ -177,7 +179,7 @@ for item = 0, n - 1 do
     ARGV[a + 5], ARGV[a + 7])
   if reply[1] == 'ok' and reply[2] == 0 then
     changed = true
-    heartbeat(ARGV[a], KEYS[k + 2])
+    if is_heartbeat then heartbeat(ARGV[a], KEYS[k + 2]) end
     -- The ledger: what was applied, when (its period ids follow from 't'), under which mode.
     redis.call('XADD', KEYS[12], '*',
       'k', 'submit', 'p', ARGV[a], 'v', ARGV[a + 6], 'n', ARGV[a + 2], 'm', mode, 't', ARGV[2])

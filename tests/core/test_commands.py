@@ -15,6 +15,7 @@ from core.models import ApiKey, Game, Player, hash_secret
 from core.redis import run_sync
 from games import selectors
 from games.management.commands import seed_demo
+from presence import selectors as presence_selectors
 
 # The API-key check reads the database from the Redis bridge thread: rows must be committed.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -182,6 +183,16 @@ def test_it_seeds_the_demo_once():
     assert len({e.rank for e in daily.entries}) < 300, "some players tie"
     assert Player.objects.filter(game=game).count() == 300
     assert dict(Player.objects.filter(game=game).values_list("player_id", "display_name")) == names
+    # Seeded scores are history, not players at their keyboards: nobody is online yet.
+    presence = run_sync(lambda: presence_selectors.presence_page(game=GameConfig.from_model(game, "0"), limit=5))
+    assert presence.online == 0
+    assert "`" not in game.description
+    # Two-word names are split between their words, never inside one.
+    for name in names.values():
+        if " " in name:
+            first, second = name.split(" ")
+            # (a name drawn twice gets a number after it)
+            assert first in seed_demo._PREFIXES and second.rstrip("0123456789") in seed_demo._SUFFIXES, name
     # Earlier days were played too: all-time keeps some players' better, older scores.
     all_time = {e.player_id: e.score for e in daily_board(period="all-time").entries}
     assert sum(all_time[e.player_id] > e.score for e in daily.entries) > 10

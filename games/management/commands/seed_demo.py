@@ -28,7 +28,7 @@ from games import periods, services
 
 DEMO_SLUG = "demo"
 DEMO_NAME = "Demo Arena"
-DEMO_DESCRIPTION = "Demo data made up by `manage.py seed_demo`: every player and score here is fictional."
+DEMO_DESCRIPTION = "Demo data made up by manage.py seed_demo: every player and score here is fictional."
 DEFAULT_PLAYERS = 300
 MAX_PLAYERS = 100_000
 RANDOM_SEED = 42
@@ -64,14 +64,15 @@ def gamer_names(rng: random.Random, count: int) -> list[tuple[str, str]]:
     names: list[tuple[str, str]] = []
     seen: set[str] = set()
     while len(names) < count:
-        name = rng.choice(_PREFIXES) + rng.choice(_SUFFIXES)
+        prefix, suffix = rng.choice(_PREFIXES), rng.choice(_SUFFIXES)
+        name = prefix + suffix
         style = rng.random()
         if style < 0.5:
             name += str(rng.randint(1, 999))
         elif style < 0.6:
             name = f"xX_{name}_Xx"
         elif style < 0.7:
-            name = f"{name[: len(name) // 2]} {name[len(name) // 2 :]}"
+            name = f"{prefix} {suffix}"
         player_id = re.sub(r"[^a-z0-9_]", "", name.lower())
         if player_id in seen:
             player_id = f"{player_id}_{len(names)}"

@@ -1,9 +1,10 @@
 """``manage.py simulate GAME``: post a few scores per second through the real HTTP API.
 
 For the demo (``make run`` starts it for the demo game unless DEMO=0): a
-newcomer sees the board move at once. It issues itself an API key, posts like a
-game server would (over HTTP, so everything from auth to the broadcaster runs),
-and revokes the key when it stops.
+newcomer sees the board move at once, and players come online and leave as their
+sessions start and end. It issues itself an API key, posts like a game server
+would (over HTTP, so everything from auth to the broadcaster runs), and revokes
+the key when it stops.
 """
 
 from __future__ import annotations
@@ -27,8 +28,12 @@ from games import selectors
 SIMULATOR_KEY_NAME = "simulator"
 # Waits this long for the server to come up before giving up.
 SERVER_WAIT_SECS = 30.0
-# Most submissions go to players near the top, so the visible board moves.
+# Most sessions are of players near the top, so the visible board moves.
 HOT_PLAYERS = 40
+# Players playing at once (each posts a score every few seconds, so each stays online).
+SESSION_PLAYERS = 25
+# On average one session ends (and another starts) this often.
+SESSION_CHANGE_MEAN_SECS = 12.0
 
 
 class Command(BaseCommand):
@@ -70,35 +75,64 @@ class Command(BaseCommand):
         config = GameConfig.from_model(game, "0")
         board = run_sync(lambda: selectors.leaderboard_page(game=config, period="all-time", limit=200))
         scores = {e.player_id: e.score for e in board.entries} or {f"player-{i}": 0 for i in range(20)}
-        hot = list(scores)[:HOT_PLAYERS]
         rng = random.Random()
+        sessions = Sessions(list(scores), rng)
         connection_class = http.client.HTTPSConnection if target.scheme == "https" else http.client.HTTPConnection
         connection = connection_class(target.hostname, target.port, timeout=10)
-        path = f"/api/v1/games/{game.slug}/scores"
         headers = {"Authorization": f"Bearer {raw_key}", "Content-Type": "application/json"}
+
+        def post(path: str, body: dict[str, Any]) -> tuple[int, bytes]:
+            connection.request("POST", f"/api/v1/games/{game.slug}/{path}", json.dumps(body), headers)
+            response = connection.getresponse()
+            return response.status, response.read()
+
         self.stderr.write(f"simulating {rate:g} submissions/s to {game.slug} via {target.geturl()}")
         started = time.monotonic()
         deadline = started + SERVER_WAIT_SECS
         sent = 0
         while not stopping() and not (duration and time.monotonic() - started > duration):
-            player_id = rng.choice(hot) if rng.random() < 0.85 else rng.choice(list(scores))
-            step = rng.randint(50, 1500)
-            new = scores[player_id] + step if config.higher_is_better else max(0, scores[player_id] - step)
-            body = json.dumps({"player_id": player_id, "score": new})
             try:
-                connection.request("POST", path, body, headers)
-                response = connection.getresponse()
-                payload = response.read()
+                left = sessions.turn_over(time.monotonic())
+                if left:
+                    post("presence", {"offline": left})
+                player_id = sessions.pick()
+                step = rng.randint(50, 1500)
+                new = scores[player_id] + step if config.higher_is_better else max(0, scores[player_id] - step)
+                status, payload = post("scores", {"player_id": player_id, "score": new})
             except (OSError, http.client.HTTPException):
                 connection.close()
                 if time.monotonic() > deadline and sent == 0:
                     raise CommandError(f"The server at {target.geturl()} does not answer.") from None
                 time.sleep(0.5)
                 continue
-            if response.status == 200:
+            if status == 200:
                 scores[player_id] = new
                 sent += 1
-            elif response.status != 429:
-                self.stderr.write(f"{response.status}: {payload[:200]!r}")
+            elif status != 429:
+                self.stderr.write(f"{status}: {payload[:200]!r}")
             time.sleep(rng.expovariate(rate))
         connection.close()
+
+
+class Sessions:
+    """Who is playing now: SESSION_PLAYERS of the players, mostly near the top; now and then
+    one leaves (reported offline) and another starts, so the online list moves as it would."""
+
+    def __init__(self, players: list[str], rng: random.Random) -> None:
+        self.players = players
+        self.rng = rng
+        self.playing = rng.sample(players[:HOT_PLAYERS], min(SESSION_PLAYERS, len(players[:HOT_PLAYERS])))
+        self.next_change = 0.0
+
+    def pick(self) -> str:
+        return self.rng.choice(self.playing)
+
+    def turn_over(self, now: float) -> list[str]:
+        """The players whose session ends now (at most one), replaced by a newcomer."""
+        if now < self.next_change or len(self.players) <= len(self.playing):
+            return []
+        self.next_change = now + self.rng.expovariate(1 / SESSION_CHANGE_MEAN_SECS)
+        leaving = self.playing.pop(self.rng.randrange(len(self.playing)))
+        pool = self.players[:HOT_PLAYERS] if self.rng.random() < 0.7 else self.players
+        self.playing.append(self.rng.choice([p for p in pool if p not in self.playing and p != leaving] or [leaving]))
+        return [leaving]
