@@ -8,9 +8,9 @@ from typing import Any
 
 from django.contrib import admin
 from django.forms import Media, Script
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from core.config import GameConfig
 from core.errors import REDIS_ERRORS
@@ -23,6 +23,7 @@ from presence import selectors as presence_selectors
 # How many entries of each current board, and how many online players, the page shows.
 PEEK_TOP_N = 20
 NO_SCORES = "No scores yet."
+REDIS_DOWN = "Redis is unavailable: the boards cannot be read now."
 
 
 async def _peek(game: GameConfig) -> list[selectors.Board]:
@@ -32,49 +33,48 @@ async def _peek(game: GameConfig) -> list[selectors.Board]:
 def _board_table(board: selectors.Board) -> SafeString:
     rows = format_html_join(
         "",
-        '<tr><td class="peek-rank">{}</td><td>{}</td><td class="peek-id">{}</td><td class="peek-score">{}</td></tr>',
-        ((e.rank, e.display_name, e.player_id, f"{e.score:,}") for e in board.entries),
+        '<tr><td class="peek-rank">{}</td><td title="{}">{}</td><td class="peek-score">{}</td></tr>',
+        ((e.rank, e.player_id, e.display_name, f"{e.score:,}") for e in board.entries),
     )
     if not board.entries:
-        rows = format_html('<tr><td colspan="4">{}</td></tr>', NO_SCORES)
+        rows = format_html('<tr><td colspan="3">{}</td></tr>', NO_SCORES)
+    period = board.period
+    name = period.kind if period.kind == period.id else f"{period.kind} {period.id}"
     return format_html(
-        '<section class="peek-board"><h4 data-peek-caption="{}">{} {} — {} player{}</h4>'
-        '<table data-peek-period="{}"><thead><tr><th>#</th><th>name</th><th>player id</th><th>score</th></tr>'
+        '<section class="peek-board"><h4 data-peek-caption="{}">{} — {} player{}</h4>'
+        '<table data-peek-period="{}"><thead><tr><th>#</th><th>name</th><th>score</th></tr>'
         "</thead><tbody>{}</tbody></table></section>",
-        board.period.kind,
-        board.period.kind,
-        board.period.id,
+        period.kind,
+        name,
         f"{board.total:,}",
         "" if board.total == 1 else "s",
-        board.period.kind,
+        period.kind,
         rows,
     )
 
 
 class LiveGameAdmin(GameAdmin):
+    change_form_template = "admin/core/game/live_change_form.html"
+
     @property
     def media(self) -> Media:
         # django-stubs types Media's js as paths only; Django 5.2 takes Script objects too.
         module = Script("live/admin-peek.js", type="module")
         return super().media + Media(css={"all": ["live/admin-peek.css"]}, js=[module])  # type: ignore[list-item]
 
-    def get_fieldsets(self, request: HttpRequest, obj: Game | None = None) -> Any:
-        fieldsets = super().get_fieldsets(request, obj)
-        if obj is None:
-            return fieldsets
-        return (("Live now", {"fields": ("live_top", "online_now")}), *fieldsets)
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        game = self.get_object(request, object_id)
+        peek = format_html("{}{}", self.live_top(game), self.online_now(game)) if game is not None else None
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), "live_peek": peek})
 
-    def get_readonly_fields(self, request: HttpRequest, obj: Game | None = None) -> tuple[str, ...]:
-        fields = super().get_readonly_fields(request, obj)
-        return fields if obj is None else (*fields, "live_top", "online_now")
-
-    @admin.display(description=f"top {PEEK_TOP_N}")
-    def live_top(self, obj: Game) -> SafeString | str:
+    def live_top(self, obj: Game) -> SafeString:
         game = GameConfig.from_model(obj, "0")
         try:
             boards = run_sync(lambda: _peek(game))
         except REDIS_ERRORS:
-            return "Redis unavailable"
+            return format_html("<p>{}</p>", REDIS_DOWN)
         tables = format_html_join("", "{}", ((_board_table(b),) for b in boards))
         return format_html(
             '<div class="peek" data-admin-peek data-game="{}" data-limit="{}">'
@@ -84,20 +84,20 @@ class LiveGameAdmin(GameAdmin):
             tables,
         )
 
-    @admin.display(description="online now")
-    def online_now(self, obj: Game) -> SafeString | str:
+    def online_now(self, obj: Game) -> SafeString:
         game = GameConfig.from_model(obj, "0")
         try:
             page = run_sync(lambda: presence_selectors.presence_page(game=game, limit=PEEK_TOP_N))
         except REDIS_ERRORS:
-            return "Redis unavailable"
+            return mark_safe("")  # nothing to show: the boards above say Redis is down
         items = format_html_join(
             "",
             '<li data-player-id="{}">{} <span class="peek-id">{}</span></li>',
             ((p.player_id, p.display_name, p.player_id) for p in page.players),
         )
         return format_html(
-            "<div data-peek-presence><p><span data-peek-online>{}</span> online · "
+            '<div class="peek-presence" data-peek-presence><h3>Online now</h3>'
+            "<p><span data-peek-online>{}</span> online · "
             "<span data-peek-watching>{}</span> watching (timeout {} s)</p>"
             '<ul class="peek-online">{}</ul></div>',
             f"{page.online:,}",

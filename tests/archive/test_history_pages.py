@@ -215,11 +215,10 @@ async def test_it_escapes_names_on_history_pages(make_game, aclient):
 
 
 def chart_points(content: bytes) -> list[tuple[float, float]]:
-    svg = re.search(r'<figure class="placement-chart">.*?</figure>', content.decode(), re.S)
+    svg = re.search(r'<figure class="placement-chart"[^>]*>.*?</figure>', content.decode(), re.S)
     assert svg is not None
-    return [
-        (float(x), float(y)) for x, y in re.findall(r'<circle class="chart-point" cx="([\d.]+)" cy="([\d.]+)"', svg[0])
-    ]
+    found = re.findall(r'<span class="chart-point" style="left: ([\d.]+)%; top: ([\d.]+)%"', svg[0])
+    return [(float(x), float(y)) for x, y in found]
 
 
 def placement_rows(content: bytes) -> list[list[str]]:
@@ -259,6 +258,29 @@ async def test_it_shows_the_players_placement_history_with_a_chart(make_game, ac
     assert f'href="/games/tetris/history/daily/{days[2]}/?player=alice"' in response.content.decode()
     assert 'role="img"' in response.content.decode()
     assert "Rank in the last 3 daily periods: best #1, worst #3." in text(response.content)
+
+
+async def test_it_spaces_the_chart_by_date_and_labels_its_time_axis(make_game, aclient):
+    game = await new_game(make_game)
+    # Three days with a gap: 12, 11 and 2 days ago.
+    days = {}
+    for n in (12, 11, 2):
+        at, days[n] = day_of(n)
+        await fill(game, at, {"alice": n, "b": 5})
+        await archive_period(game, "daily", days[n])
+
+    response = await aclient.get("/games/tetris/players/alice/")
+
+    xs = [x for x, _ in chart_points(response.content)]
+    assert xs == [0.0, 10.0, 100.0]  # one day of ten between the first two
+    dates = re.findall(
+        r'<span class="chart-date chart-date-(\w+)" style="left: ([\d.]+)%">([^<]+)</span>', response.content.decode()
+    )
+    label = "%-d %b"
+    assert dates == [
+        ("start", "0.00", periods.parse("daily", days[12], "UTC").starts_at.strftime(label)),
+        ("end", "100.00", periods.parse("daily", days[2], "UTC").starts_at.strftime(label)),
+    ]
 
 
 async def test_it_shows_the_placements_of_the_shown_period_kind(make_game, aclient):

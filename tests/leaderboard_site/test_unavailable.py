@@ -98,7 +98,7 @@ def test_it_shows_admin_pages_with_a_message_instead_of_failing(admin_client, ma
     page = admin_client.get(f"/admin/core/game/{game.pk}/change/")
 
     assert page.status_code == 200
-    assert "Redis unavailable" in page.content.decode()
+    assert "Redis is unavailable: the boards cannot be read now." in page.content.decode()
 
 
 async def test_it_lists_games_without_redis(aclient, key, redis_unreachable):

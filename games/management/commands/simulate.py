@@ -54,9 +54,10 @@ class Command(BaseCommand):
         target = urlsplit(url)
         if target.scheme not in {"http", "https"} or not target.hostname:
             raise CommandError("--url must be like http://127.0.0.1:8000")
-        # Keys of earlier runs that were not revoked (a killed process) go first.
-        for stale in ApiKey.objects.filter(game=found, name=SIMULATOR_KEY_NAME, revoked_at__isnull=True):
-            apikeys.api_key_revoke(api_key=stale)
+        # Its keys of earlier runs go first (revoked, or left by a killed process): one
+        # per run would pile up on the game's admin page.
+        for stale in ApiKey.objects.filter(game=found, name=SIMULATOR_KEY_NAME):
+            stale.delete()
         api_key, raw_key = apikeys.api_key_create(game=found, name=SIMULATOR_KEY_NAME, requests_per_minute=60_000)
         stopping = False
 

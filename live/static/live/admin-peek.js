@@ -36,20 +36,22 @@ function peek(root) {
     if (!entries.length) {
       var empty = el("tr");
       var note = cell("No scores yet.");
-      note.colSpan = 4;
+      note.colSpan = 3;
       empty.appendChild(note);
       body.appendChild(empty);
     }
     entries.forEach(function (entry) {
       var row = el("tr");
       row.appendChild(cell(String(entry.rank), "peek-rank"));
-      row.appendChild(cell(entry.display_name || entry.player_id));
-      row.appendChild(cell(entry.player_id, "peek-id"));
+      var name = cell(entry.display_name || entry.player_id);
+      name.title = entry.player_id;
+      row.appendChild(name);
       row.appendChild(cell(formatCount(entry.score), "peek-score"));
       body.appendChild(row);
     });
     var caption = root.querySelector('[data-peek-caption="' + period + '"]');
-    setText(caption, period + " " + board.period_id + " — " + plural(board.total, "player"));
+    var name = board.period_id === period ? period : period + " " + board.period_id;
+    setText(caption, name + " — " + plural(board.total, "player"));
   }
 
   function showPresence(message) {
