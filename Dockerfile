@@ -26,7 +26,9 @@ RUN SECRET_KEY=collectstatic-only-build-key python manage.py collectstatic --noi
     && rm -rf /app/var /app/.venv
 USER app
 EXPOSE 8000
-HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
-  CMD python -c "import os,sys,urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('PORT','8000'), timeout=4).status == 200 else 1)"
+# Each role's own check (docker/entrypoint.sh records the role): the web server's
+# /healthz; the worker's, beat's and broadcaster's heartbeats and their Redis.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 \
+  CMD ["/app/docker/healthcheck.sh"]
 ENTRYPOINT ["/app/docker/entrypoint.sh"]
 CMD ["web"]

@@ -3,6 +3,8 @@
 # `migrate` runs migrations;
 # anything else runs as given (e.g. `python manage.py createapikey tetris`).
 set -e
+# The health check runs beside the process and checks the role it runs.
+echo "${1:-web}" > /tmp/role
 case "${1:-web}" in
   web)
     exec uvicorn leaderboard_site.asgi:application --host 0.0.0.0 --port "${PORT:-8000}" \

@@ -1,10 +1,17 @@
-"""The Celery app. Its beat schedule lives in schedule.py, the one place that holds it."""
+"""The Celery app. Its beat schedule lives in schedule.py, the one place that holds it.
+
+The worker and beat leave heartbeats for their containers' health checks
+(core/heartbeat.py): the worker from a timer in its main loop, beat each time it
+sends a task (the ledger drain goes every few seconds).
+"""
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
-from celery import Celery
+from celery import Celery, bootsteps
+from celery.signals import after_task_publish, beat_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard_site.settings")
 
@@ -18,3 +25,46 @@ def _install_schedule(sender: Celery, **kwargs: object) -> None:
     from .schedule import BEAT_SCHEDULE
 
     sender.conf.beat_schedule = BEAT_SCHEDULE
+
+
+class _WorkerHeartbeat(bootsteps.StartStopStep):
+    """A timer in the worker's main loop: it beats while that loop turns."""
+
+    requires = ("celery.worker.components:Timer",)
+
+    def __init__(self, worker: Any, **kwargs: Any) -> None:
+        super().__init__(worker, **kwargs)
+        self.timer_ref: Any = None
+
+    def start(self, worker: Any) -> None:
+        from core.heartbeat import HEARTBEAT_EVERY_SECS, heartbeat
+
+        heartbeat("worker")
+        self.timer_ref = worker.timer.call_repeatedly(HEARTBEAT_EVERY_SECS, heartbeat, ("worker",), priority=10)
+
+    def stop(self, worker: Any) -> None:
+        if self.timer_ref is not None:
+            self.timer_ref.cancel()
+
+
+app.steps["worker"].add(_WorkerHeartbeat)
+
+# Set in the beat process only (beat_init): only its sends are beat's heartbeat.
+_in_beat = False
+
+
+@beat_init.connect
+def _beat_started(**kwargs: object) -> None:
+    from core.heartbeat import heartbeat
+
+    global _in_beat
+    _in_beat = True
+    heartbeat("beat")
+
+
+@after_task_publish.connect
+def _beat_sent(**kwargs: object) -> None:
+    if _in_beat:
+        from core.heartbeat import heartbeat
+
+        heartbeat("beat")

@@ -213,6 +213,8 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Where the worker, beat and broadcaster leave their heartbeats (core/heartbeat.py).
+HEARTBEAT_DIR = env_str("HEARTBEAT_DIR", str(VAR_DIR / "heartbeats"))
 
 # --- Production hardening (active when DEBUG is off) -----------------------
 if not DEBUG:

@@ -23,6 +23,7 @@ from typing import cast
 
 from core import clock, config, keys
 from core.errors import UNAVAILABLE_ERRORS
+from core.heartbeat import heartbeat
 from core.redis import get_redis
 from games import periods
 from games import selectors as board_reads
@@ -185,6 +186,7 @@ async def run(*, tick_ms: int, stop: asyncio.Event) -> None:
     while not stop.is_set():
         started = loop.time()
         delay = tick_ms / 1000
+        heartbeat("broadcast")  # the loop turns (the container's health check reads it)
         try:
             await tick(state=state)
         except UNAVAILABLE_ERRORS as error:
