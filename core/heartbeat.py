@@ -8,6 +8,7 @@ live on the container's own disk, one process per container, so nothing is share
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -36,13 +37,16 @@ def heartbeat(role: str) -> None:
     path = _path(role)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.touch()
+    # Stamped with this process's clock, which is what the age is read against.
+    stamp = time.time()
+    os.utime(path, (stamp, stamp))
     _last_beat[role] = now
 
 
 def heartbeat_age_secs(role: str) -> float | None:
     """Seconds since ``role`` last beat, or None if it never did."""
     try:
-        # A file's time is the operating system's clock, so its age is read against that
+        # The stamp is time.time() of the beating process, so its age is read against that
         # clock too, not core.clock's (which tests pin).
         return max(0.0, time.time() - _path(role).stat().st_mtime)
     except FileNotFoundError:
