@@ -14,6 +14,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from . import clock
+
 # A heartbeat is written at most this often (a file's mtime: a cheap system call).
 HEARTBEAT_EVERY_SECS = 5.0
 # Older than this, a heartbeat means the process is stuck or gone: several missed
@@ -31,7 +33,7 @@ def _path(role: str) -> Path:
 
 def heartbeat(role: str) -> None:
     """Record that ``role``'s loop turned just now (a no-op if it did so lately)."""
-    now = time.monotonic()
+    now = clock.monotonic()
     if now - _last_beat.get(role, float("-inf")) < HEARTBEAT_EVERY_SECS:
         return
     path = _path(role)
