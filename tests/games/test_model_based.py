@@ -18,7 +18,8 @@ and offsets (past the end too); the standing and percentile of every player on
 the board and of two who are not (404); ``around`` with radius 0, 1, 2 and 5
 for the same players; the friends view of random subsets with absent and
 repeated ids. The daily board gets the whole page, the standings and one
-friends view; at the end all four boards are compared whole.
+friends view, and a period id at the calendar's edges must answer 404; at the
+end all four boards are compared whole.
 
 Cost. A request through the full Django stack takes a few milliseconds, so
 the lookups follow the players on the board rather than the whole pool: a
@@ -90,6 +91,15 @@ LARGE_SCORE_ONE_IN = 8
 MAX_BATCH_ITEMS = 6
 BATCH_ONE_IN = 4
 DEEP_CHECK_EVERY_OPS = 20
+# Period ids at the calendar's edges: computing their boundaries once overflowed (a 500).
+CALENDAR_EDGE_IDS: tuple[str, ...] = (
+    "daily/0001-01-01",
+    "daily/9999-12-31",
+    "weekly/0001-W01",
+    "weekly/9999-W52",
+    "monthly/0001-01",
+    "monthly/9999-12",
+)
 EXAMPLES_PER_COMBINATION = 6
 FRIENDS_QUERIES_PER_CHECK = 3
 EMPTY_IDS_SHARE = 0.3
@@ -305,6 +315,15 @@ class Run:
         await self.check_board("daily")
         await self.check_standings("daily", self.players_to_look_up("daily"))
         await self.check_friends("daily", 1)
+        await self.check_calendar_edges()
+
+    async def check_calendar_edges(self) -> None:
+        """A board at the calendar's edges is none of the model's, whatever the game holds."""
+        period_id = self.rng.choice(CALENDAR_EDGE_IDS)
+        player = self.rng.choice((*POOL, NEVER_SUBMITS))
+        for path in (f"leaderboards/{period_id}", f"leaderboards/{period_id}/players/{player}"):
+            status, body = await self.get(path)
+            assert (status, body.get("error", {}).get("code")) == (404, "period_not_found"), f"{path}: {body}"
 
 
 async def _run_example(slug: str, raw_key: str, mode: str, order: str, operations: list[Operation], seed: int) -> None:
