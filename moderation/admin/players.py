@@ -90,16 +90,6 @@ class PlayerAdmin(admin.ModelAdmin):
     list_filter = ("game", "hidden")
     search_fields = ("player_id", "display_name")
     list_select_related = ("game",)
-    readonly_fields = (
-        "game",
-        "player_id",
-        "first_seen_at",
-        "linked_user",
-        "presence",
-        "score_events",
-        "audit_trail",
-        "erase",
-    )
     fields = (
         "game",
         "player_id",
@@ -113,6 +103,8 @@ class PlayerAdmin(admin.ModelAdmin):
         "audit_trail",
         "erase",
     )
+    # All but what the form edits: the rest are read-only, or computed here.
+    readonly_fields = tuple(f for f in fields if f not in ("display_name", "hidden", "reason"))
     actions = ("hide_players", "unhide_players", "erase_players")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Player]:

@@ -28,6 +28,17 @@ ITEM_FIELDS = frozenset({"player_id", "score", "display_name"})
 ITEM_REQUIRED = frozenset({"player_id", "score"})
 
 
+# Period ids at the calendar's edges: computing their boundaries once overflowed (a 500).
+CALENDAR_EDGE_IDS: tuple[str, ...] = (
+    "daily/0001-01-01",
+    "daily/9999-12-31",
+    "weekly/0001-W01",
+    "weekly/9999-W52",
+    "monthly/0001-01",
+    "monthly/9999-12",
+)
+
+
 class Rejected(Exception):
     """A submission the system must refuse, leaving every board and name untouched."""
 

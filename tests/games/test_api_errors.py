@@ -12,6 +12,7 @@ from core.models import ApiKey
 from core.redis import get_redis
 from games import services
 from tests.conftest import auth
+from tests.games.reference import CALENDAR_EDGE_IDS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -147,17 +148,7 @@ async def test_it_refuses_a_host_outside_allowed_hosts_before_anything_runs(acli
 
 
 @pytest.mark.parametrize("timezone_name", ["UTC", "Asia/Tokyo", "Pacific/Pago_Pago"])
-@pytest.mark.parametrize(
-    "period_id",
-    [
-        "daily/0001-01-01",
-        "daily/9999-12-31",
-        "weekly/0001-W01",
-        "weekly/9999-W52",
-        "monthly/0001-01",
-        "monthly/9999-12",
-    ],
-)
+@pytest.mark.parametrize("period_id", CALENDAR_EDGE_IDS)
 async def test_it_answers_periods_at_the_calendars_edges_with_404(aclient, make_game, timezone_name, period_id):
     await sync_to_async(make_game)("edge", timezone_name=timezone_name)
     base = f"/api/v1/games/edge/leaderboards/{period_id}"

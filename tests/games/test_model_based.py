@@ -52,6 +52,7 @@ from core.redis import close_redis
 from games import services
 from tests.conftest import auth, clock_at
 from tests.games.reference import (
+    CALENDAR_EDGE_IDS,
     MAX_SAFE_SCORE,
     PERIODS,
     ReferenceLeaderboard,
@@ -91,15 +92,6 @@ LARGE_SCORE_ONE_IN = 8
 MAX_BATCH_ITEMS = 6
 BATCH_ONE_IN = 4
 DEEP_CHECK_EVERY_OPS = 20
-# Period ids at the calendar's edges: computing their boundaries once overflowed (a 500).
-CALENDAR_EDGE_IDS: tuple[str, ...] = (
-    "daily/0001-01-01",
-    "daily/9999-12-31",
-    "weekly/0001-W01",
-    "weekly/9999-W52",
-    "monthly/0001-01",
-    "monthly/9999-12",
-)
 EXAMPLES_PER_COMBINATION = 6
 FRIENDS_QUERIES_PER_CHECK = 3
 EMPTY_IDS_SHARE = 0.3
