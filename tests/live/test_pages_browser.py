@@ -7,14 +7,19 @@ API, as a game server would post them.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
+from archive.services import period_archive
 from core import apikeys
 from core.clock import now as clock_now
+from core.config import GameConfig
+from core.redis import run_sync
+from games import periods, services
 from tests.conftest import auth
 from tests.live_server import asgi_live_server, browser  # noqa: F401  (fixtures)
 
@@ -172,3 +177,44 @@ def test_it_reloads_once_when_the_countdown_reaches_zero(make_game, asgi_live_se
     page.clock.run_for(RELOAD_WAIT_MS)
     page.wait_for_timeout(300)
     assert len(loads) == 2, loads
+
+
+# How many lines an element's text takes (a wrapped text has one client rect per line).
+TEXT_LINES_JS = """el => {
+  const range = document.createRange();
+  range.selectNodeContents(el);
+  const tops = new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top)));
+  return tops.size;
+}"""
+
+
+def text_lines(page: Page, selector: str) -> list[int]:
+    return [locator.evaluate(TEXT_LINES_JS) for locator in page.locator(selector).all()]
+
+
+def test_it_keeps_the_header_pager_and_dates_on_one_line_on_a_phone(make_game, asgi_live_server, page):  # noqa: F811
+    game = make_game("tetris", max_submissions_per_minute=0)
+    config = GameConfig.from_model(game, "0")
+    yesterday = clock_now() - dt.timedelta(days=1)
+    items = [services.Submission(f"player-{i:03}", i, f"Player {i:03}") for i in range(120)]
+    run_sync(lambda: services.score_import(game=config, items=items, at=yesterday))
+    run_sync(lambda: services.score_import(game=config, items=items, at=clock_now()))
+    period_archive(game=game, period="daily", period_id=periods.current("daily", "UTC", yesterday).id)
+    page.set_viewport_size({"width": 390, "height": 844})
+
+    page.goto(f"{asgi_live_server}/games/tetris/?page=2")
+    header = page.locator(".site-header .wrap")
+    nav = page.locator(".site-nav").bounding_box()
+    brand = page.locator(".brand").bounding_box()
+    assert nav is not None and brand is not None
+    assert abs((nav["y"] + nav["height"] / 2) - (brand["y"] + brand["height"] / 2)) < 4  # side by side
+    assert set(text_lines(page, ".site-nav a")) == {1}
+    header_box = header.bounding_box()
+    assert header_box is not None and header_box["height"] < 80
+    assert set(text_lines(page, ".pager .button")) == {1}  # "← Previous", "Next →"
+
+    page.goto(f"{asgi_live_server}/games/tetris/history/")
+    assert set(text_lines(page, ".history-table .nowrap")) == {1}  # period ids, dates
+    page.goto(f"{asgi_live_server}/games/tetris/players/player-007/")
+    assert set(text_lines(page, ".history-table .nowrap")) == {1}
+    assert set(text_lines(page, ".chart-date, .chart-rank")) == {1}
