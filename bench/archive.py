@@ -249,7 +249,8 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     measure, label = spec["measure"], spec["label"]
     if measure == SETUP:
         for slug in (GAME_SLUG, LEDGER_SLUG):
-            core_services.game_create(slug=slug, name=slug.title(), mode="best", max_submissions_per_minute=0)
+            game = core_services.game_create(slug=slug, name=slug.title(), max_submissions_per_minute=0)
+            core_services.leaderboard_create(game=game, slug="main", mode="best")
         return {}
 
     pids = {"redis": spec["redis_pid"]}
@@ -497,7 +498,8 @@ def _measures(run: Run, tmp: Path, redis_url: str, redis_pid: int) -> None:
     try:
         # The fills, with the product's code in this process (its own SQLite, only for the games' config).
         for slug in (GAME_SLUG, LEDGER_SLUG):
-            core_services.game_create(slug=slug, name=slug.title(), mode="best", max_submissions_per_minute=0)
+            game = core_services.game_create(slug=slug, name=slug.title(), max_submissions_per_minute=0)
+            core_services.leaderboard_create(game=game, slug="main", mode="best")
         board_config = run_sync(config.get_game, GAME_SLUG)
         started = time.perf_counter()
         _fill_board(client, board_config, big_id, args.players, seed=1)

@@ -973,7 +973,8 @@ def _start_services(
     processes.append(redis_process)
     env = common.bench_env(var_dir=tmp, redis_url=redis_url, settings_module=settings)
     common.manage(env, "migrate", "--noinput", "-v", "0")
-    common.manage(env, "creategame", GAME_SLUG, "--name", "Fan-out", "--mode", "best", "--max-per-minute", "0")
+    common.manage(env, "creategame", GAME_SLUG, "--name", "Fan-out", "--max-per-minute", "0")
+    common.manage(env, "createleaderboard", GAME_SLUG, "main", "--mode", "best")
     raw_key = common.manage_output(
         env, "createapikey", GAME_SLUG, "--name", "bench", "--requests-per-minute", str(API_KEY_REQUESTS_PER_MINUTE)
     ).strip()

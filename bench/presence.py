@@ -171,7 +171,8 @@ class Run:
 
 def _create_game_and_key(env: dict[str, str]) -> str:
     """The game (default presence timeout) and an API key that is never rate limited; returns the key."""
-    common.manage(env, "creategame", GAME_SLUG, "--name", "Bench", "--mode", "best", "--max-per-minute", "0")
+    common.manage(env, "creategame", GAME_SLUG, "--name", "Bench", "--max-per-minute", "0")
+    common.manage(env, "createleaderboard", GAME_SLUG, "main", "--mode", "best")
     raw_key = common.manage_output(
         env, "createapikey", GAME_SLUG, "--name", "bench", "--requests-per-minute", str(API_KEY_REQUESTS_PER_MINUTE)
     )

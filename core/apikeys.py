@@ -109,11 +109,16 @@ async def request_authorize(*, raw_key: str | None, game_slug: str, items: int =
 
 
 def api_key_create(
-    *, game: Game, name: str = "", requests_per_minute: int | None = None, items_per_minute: int | None = None
+    *,
+    game: Game,
+    name: str = "",
+    scope: str = ApiKey.Scope.SUBMIT,
+    requests_per_minute: int | None = None,
+    items_per_minute: int | None = None,
 ) -> tuple[ApiKey, str]:
     """Create a key; returns it with the full secret, which is never shown again."""
     raw, prefix, secret_hash = ApiKey.generate()
-    api_key = ApiKey(game=game, name=name, prefix=prefix, secret_hash=secret_hash)
+    api_key = ApiKey(game=game, name=name, scope=scope, prefix=prefix, secret_hash=secret_hash)
     if requests_per_minute is not None:
         api_key.requests_per_minute = requests_per_minute
     if items_per_minute is not None:

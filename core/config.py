@@ -8,36 +8,42 @@ reloads the entry before the submission is applied.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from cachetools import TTLCache
 from django.conf import settings
 
-from . import clock, keys
-from .models import SLUG_MAX_CHARS, ApiKey, Game
+from . import board_rules, clock, keys
+from .models import SLUG_MAX_CHARS, ApiKey, Game, Leaderboard
 from .redis import get_redis
 
 
 @dataclass(frozen=True)
-class GameConfig:
+class BoardConfig:
+    """One leaderboard's settings, as the request path reads them (no database)."""
+
     id: int
+    game_slug: str
     slug: str
     name: str
     description: str
     order: str
     mode: str
-    periods: tuple[str, ...]
-    timezone: str
+    windows: tuple[str, ...]
+    cron: str
+    timezone: str  # resolved: the board's own zone, else its game's
+    starts_at: dt.datetime | None
+    ends_at: dt.datetime | None
+    ties: str
+    format: str
     min_score: int | None
     max_score: int | None
-    max_submissions_per_minute: int
-    presence_timeout_secs: int
     active: bool
-    version: str
 
     @property
     def higher_is_better(self) -> bool:
-        return self.order == Game.Order.DESC
+        return self.order == Leaderboard.Order.DESC
 
     def sort_key(self, score: int) -> int:
         """Boards store ascending sort keys (best first): negate when higher is better."""
@@ -48,22 +54,118 @@ class GameConfig:
         return -value if self.higher_is_better else value
 
     @classmethod
-    def from_model(cls, game: Game, version: str) -> GameConfig:
+    def from_model(cls, board: Leaderboard, game: Game) -> BoardConfig:
+        return cls(
+            id=board.pk,
+            game_slug=game.slug,
+            slug=board.slug,
+            name=board.name,
+            description=board.description,
+            order=board.order,
+            mode=board.mode,
+            windows=tuple(w for w in board_rules.WINDOWS if w in board.windows),
+            cron=board.cron,
+            timezone=board.timezone or game.timezone,
+            starts_at=board.starts_at,
+            ends_at=board.ends_at,
+            ties=board.ties,
+            format=board.format,
+            min_score=board.min_score,
+            max_score=board.max_score,
+            active=board.active,
+        )
+
+
+# What a game without a board reports as its board settings while the data path still
+# serves one board per game: no windows, so nothing is read or written.
+_NO_BOARD = BoardConfig(
+    id=0,
+    game_slug="",
+    slug="",
+    name="",
+    description="",
+    order=Leaderboard.Order.DESC,
+    mode=Leaderboard.Mode.BEST,
+    windows=(),
+    cron="",
+    timezone="UTC",
+    starts_at=None,
+    ends_at=None,
+    ties=Leaderboard.Ties.SHARED,
+    format=board_rules.INTEGER,
+    min_score=None,
+    max_score=None,
+    active=False,
+)
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    id: int
+    slug: str
+    name: str
+    description: str
+    timezone: str
+    max_submissions_per_minute: int
+    presence_timeout_secs: int
+    active: bool
+    version: str
+    boards: tuple[BoardConfig, ...]
+
+    @property
+    def board(self) -> BoardConfig:
+        """The board the single-board data path serves: the game's first active one."""
+        return next((b for b in self.boards if b.active), _NO_BOARD)
+
+    # The single-board data path reads these from the game; they are its board's.
+    @property
+    def mode(self) -> str:
+        return self.board.mode
+
+    @property
+    def order(self) -> str:
+        return self.board.order
+
+    @property
+    def periods(self) -> tuple[str, ...]:
+        # Custom windows are served once boards have their own keys.
+        return tuple(w for w in self.board.windows if w != board_rules.CUSTOM)
+
+    @property
+    def min_score(self) -> int | None:
+        return self.board.min_score
+
+    @property
+    def max_score(self) -> int | None:
+        return self.board.max_score
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.board.higher_is_better
+
+    def sort_key(self, score: int) -> int:
+        return self.board.sort_key(score)
+
+    def score_from_sort_key(self, raw: str) -> int:
+        return self.board.score_from_sort_key(raw)
+
+    @classmethod
+    def from_model(cls, game: Game, version: str, boards: list[Leaderboard] | None = None) -> GameConfig:
+        """The config of ``game``; its boards are read from the database unless given or
+        prefetched (``prefetch_related("leaderboards")``: this then runs no query)."""
+        if boards is None:
+            boards = list(game.leaderboards.all())
         return cls(
             id=game.pk,
             slug=game.slug,
             name=game.name,
             description=game.description,
-            order=game.order,
-            mode=game.mode,
-            periods=tuple(p for p in ("daily", "weekly", "monthly", "all-time") if p in game.periods),
             timezone=game.timezone,
-            min_score=game.min_score,
-            max_score=game.max_score,
             max_submissions_per_minute=game.max_submissions_per_minute,
             presence_timeout_secs=game.presence_timeout_secs,
             active=game.active,
             version=version,
+            boards=tuple(BoardConfig.from_model(b, game) for b in boards),
         )
 
 
@@ -73,6 +175,7 @@ class ApiKeyConfig:
     secret_hash: str
     game_id: int
     game_slug: str
+    scope: str
     revoked: bool
     requests_per_minute: int
     items_per_minute: int
@@ -118,16 +221,21 @@ async def get_game(slug: str, *, min_version: str | None = None) -> GameConfig |
             return cached
     version = await _version(slug)
     game = await Game.objects.filter(slug=slug).afirst()
-    config = GameConfig.from_model(game, version) if game else None
+    config = await _config_of(game, version) if game else None
     cache[slug] = config
     return config
+
+
+async def _config_of(game: Game, version: str) -> GameConfig:
+    boards = [b async for b in Leaderboard.objects.filter(game=game).order_by("id")]
+    return GameConfig.from_model(game, version, boards)
 
 
 async def list_games() -> list[GameConfig]:
     """Active games, by name."""
     cache = _caches.game_list
     if "all" not in cache:
-        cache["all"] = [GameConfig.from_model(g, "0") async for g in Game.objects.filter(active=True).order_by("name")]
+        cache["all"] = [await _config_of(g, "0") async for g in Game.objects.filter(active=True).order_by("name")]
     return cache["all"]
 
 
@@ -142,6 +250,7 @@ async def get_api_key(prefix: str, *, reload: bool = False) -> ApiKeyConfig | No
             secret_hash=key.secret_hash,
             game_id=key.game_id,
             game_slug=key.game.slug,
+            scope=key.scope,
             revoked=key.revoked,
             requests_per_minute=key.requests_per_minute,
             items_per_minute=key.items_per_minute,

@@ -6,17 +6,18 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from zoneinfo import available_timezones
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
+from . import board_rules
 from .text import validate_multiline, validate_single_line
 
 # Scores are exact in a Redis double only up to 2**53 - 1.
-MAX_SAFE_SCORE = 2**53 - 1
+MAX_SAFE_SCORE = 2**board_rules.DOUBLE_EXACT_BITS - 1
 
 # Player ids: 1-64 of A-Z a-z 0-9 _ . : -, and not only dots ("." and ".." would
 # name other pages in a URL). Pydantic and the model validator use the pattern (no
@@ -46,6 +47,7 @@ def validate_player_id(value: str) -> None:
 
 SLUG_MAX_CHARS = 50
 SLUG_RE = r"^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$"
+SLUG_MESSAGE = "Lowercase letters, digits and inner hyphens only."
 
 # Presence: a player is online while last seen within the game's timeout. Open pages
 # heartbeat every 20 s at most (presence.services), so the floor keeps one missed beat
@@ -55,19 +57,25 @@ MIN_PRESENCE_TIMEOUT_SECS = 30
 MAX_PRESENCE_TIMEOUT_SECS = 3600
 
 
-# The period kinds a game may keep (games/periods.py does their arithmetic).
+# The windows a board had before custom windows existed. Migrations 0001 of core and
+# games name the default and the validator below, so they stay.
 PERIOD_KINDS: tuple[str, ...] = ("daily", "weekly", "monthly", "all-time")
-DEFAULT_PERIODS = PERIOD_KINDS
 
 
 def _validate_periods(value: object) -> None:
-    if not isinstance(value, list) or not value:
-        raise ValidationError("Choose at least one period.")
-    unknown = [p for p in value if p not in PERIOD_KINDS]
-    if unknown:
-        raise ValidationError(f"Unknown periods: {', '.join(map(str, unknown))}")
-    if len(set(value)) != len(value):
-        raise ValidationError("Each period may appear once.")
+    _validate_windows(value)
+
+
+def default_periods() -> list[str]:
+    return list(PERIOD_KINDS)
+
+
+def _validate_windows(value: object) -> None:
+    # The cron and the season are checked with the whole board (Leaderboard.clean).
+    try:
+        board_rules.window_names_check(value)
+    except board_rules.RuleError as exc:
+        raise ValidationError(str(exc)) from None
 
 
 def _validate_timezone(value: str) -> None:
@@ -75,46 +83,42 @@ def _validate_timezone(value: str) -> None:
         raise ValidationError(f"{value!r} is not an IANA time zone name (e.g. Europe/Paris).")
 
 
-def default_periods() -> list[str]:
-    return list(PERIOD_KINDS)
+def _validate_format(value: str) -> None:
+    try:
+        board_rules.format_check(value)
+    except board_rules.RuleError as exc:
+        raise ValidationError(str(exc)) from None
+
+
+def _validate_cron(value: str) -> None:
+    try:
+        board_rules.cron_check(value)
+    except board_rules.RuleError as exc:
+        raise ValidationError(str(exc)) from None
+
+
+_SCORE_BOUND = [MinValueValidator(-MAX_SAFE_SCORE), MaxValueValidator(MAX_SAFE_SCORE)]
 
 
 class Game(models.Model):
-    class Mode(models.TextChoices):
-        INCREMENT = "increment", "increment (each submission adds)"
-        BEST = "best", "best (keep each player's best)"
-        LATEST = "latest", "latest (overwrite)"
-
-    class Order(models.TextChoices):
-        DESC = "desc", "higher is better"
-        ASC = "asc", "lower is better"
+    """The tenant: its players, API keys, presence and leaderboards."""
 
     slug = models.CharField(
         max_length=SLUG_MAX_CHARS,
         unique=True,
-        validators=[RegexValidator(SLUG_RE, "Lowercase letters, digits and inner hyphens only.")],
+        validators=[RegexValidator(SLUG_RE, SLUG_MESSAGE)],
     )
     name = models.CharField(max_length=100, validators=[validate_single_line])
     description = models.TextField(blank=True, validators=[validate_multiline])
-    order = models.CharField(max_length=4, choices=Order.choices, default=Order.DESC)
-    mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.BEST)
-    periods = models.JSONField(default=default_periods, validators=[_validate_periods])
-    timezone = models.CharField(max_length=64, default="UTC", validators=[_validate_timezone])
-    min_score = models.BigIntegerField(
-        null=True,
-        blank=True,
-        validators=[MinValueValidator(-MAX_SAFE_SCORE), MaxValueValidator(MAX_SAFE_SCORE)],
-        help_text="Smallest value one submission may carry (empty: no bound).",
-    )
-    max_score = models.BigIntegerField(
-        null=True,
-        blank=True,
-        validators=[MinValueValidator(-MAX_SAFE_SCORE), MaxValueValidator(MAX_SAFE_SCORE)],
-        help_text="Largest value one submission may carry (empty: no bound).",
+    timezone = models.CharField(
+        max_length=64,
+        default="UTC",
+        validators=[_validate_timezone],
+        help_text="Where the boards' days, weeks and months start, unless a board says otherwise.",
     )
     max_submissions_per_minute = models.PositiveIntegerField(
         default=60,
-        help_text="Per player, over a sliding minute; 0 means no limit.",
+        help_text="Per player and board, over a sliding minute; 0 means no limit.",
     )
     presence_timeout_secs = models.PositiveIntegerField(
         default=DEFAULT_PRESENCE_TIMEOUT_SECS,
@@ -131,9 +135,99 @@ class Game(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.slug})"
 
+
+class Leaderboard(models.Model):
+    """One board of a game: how it ranks, over which windows, and how it shows scores."""
+
+    class Mode(models.TextChoices):
+        INCREMENT = "increment", "increment (each submission adds)"
+        BEST = "best", "best (keep each player's best)"
+        LATEST = "latest", "latest (overwrite)"
+
+    class Order(models.TextChoices):
+        DESC = "desc", "higher is better"
+        ASC = "asc", "lower is better"
+
+    class Ties(models.TextChoices):
+        SHARED = "shared", "shared (equal scores share a rank)"
+        EARLIEST = "earliest", "earliest (who reached it first ranks higher)"
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="leaderboards")
+    slug = models.CharField(max_length=SLUG_MAX_CHARS, validators=[RegexValidator(SLUG_RE, SLUG_MESSAGE)])
+    name = models.CharField(max_length=100, validators=[validate_single_line])
+    description = models.TextField(blank=True, validators=[validate_multiline])
+    mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.BEST)
+    order = models.CharField(max_length=4, choices=Order.choices, default=Order.DESC)
+    windows = models.JSONField(default=default_periods, validators=[_validate_windows])
+    cron = models.CharField(
+        max_length=100,
+        blank=True,
+        validators=[_validate_cron],
+        help_text="When the custom window resets, as a 5-field cron expression (e.g. 0 18 * * FRI).",
+    )
+    timezone = models.CharField(
+        max_length=64, blank=True, validators=[_validate_timezone], help_text="Empty: the game's time zone."
+    )
+    starts_at = models.DateTimeField(null=True, blank=True, help_text="Season start: no scores before it.")
+    ends_at = models.DateTimeField(null=True, blank=True, help_text="Season end: no scores from then on.")
+    ties = models.CharField(max_length=10, choices=Ties.choices, default=Ties.SHARED)
+    format = models.CharField(
+        max_length=20, default=board_rules.INTEGER, validators=[_validate_format], help_text=board_rules.FORMAT_HELP
+    )
+    min_score = models.BigIntegerField(
+        null=True, blank=True, validators=_SCORE_BOUND, help_text="Smallest value one submission may carry."
+    )
+    max_score = models.BigIntegerField(
+        null=True, blank=True, validators=_SCORE_BOUND, help_text="Largest value one submission may carry."
+    )
+    active = models.BooleanField(default=True, help_text="Inactive boards refuse scores; their archives stay.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "games_leaderboard"
+        # In the order they were made: a game's tracks 1 to 10 stay in that order.
+        ordering = ["game", "id"]
+        constraints = [models.UniqueConstraint(fields=["game", "slug"], name="unique_board_per_game")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.game.slug}/{self.slug})" if self.game_id else self.name
+
+    @property
+    def zone_name(self) -> str:
+        return self.timezone or self.game.timezone
+
     def clean(self) -> None:
+        errors: dict[str, str] = {}
         if self.min_score is not None and self.max_score is not None and self.min_score > self.max_score:
-            raise ValidationError({"max_score": "Must not be below the minimum."})
+            errors["max_score"] = "Must not be below the minimum."
+        if not errors and (self.timezone or self.game_id):
+            errors.update(self._schedule_errors())
+        if errors:
+            raise ValidationError(errors)
+
+    def _schedule_errors(self) -> dict[str, str]:
+        try:
+            tz = ZoneInfo(self.zone_name)
+        except (ZoneInfoNotFoundError, ValueError):
+            return {}  # the time zone field reports it
+        try:
+            board_rules.windows_check(
+                self.windows, cron=self.cron, tz=tz, starts_at=self.starts_at, ends_at=self.ends_at
+            )
+            if self.ties != self.Ties.EARLIEST:
+                return {}
+            board_rules.earliest_check(
+                self.windows,
+                cron=self.cron,
+                tz=tz,
+                starts_at=self.starts_at,
+                ends_at=self.ends_at,
+                min_score=self.min_score,
+                max_score=self.max_score,
+            )
+        except board_rules.RuleError as exc:
+            return {exc.field: str(exc)}
+        return {}
 
 
 class Player(models.Model):
@@ -169,7 +263,12 @@ def hash_secret(secret: str) -> str:
 
 
 class ApiKey(models.Model):
+    class Scope(models.TextChoices):
+        SUBMIT = "submit", "submit (scores, presence, link codes)"
+        MANAGE = "manage", "manage (create and change leaderboards; may also submit)"
+
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="api_keys")
+    scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.SUBMIT)
     name = models.CharField(max_length=100, blank=True, validators=[validate_single_line])
     prefix = models.CharField(max_length=KEY_PREFIX_LEN, unique=True, editable=False)
     secret_hash = models.CharField(max_length=64, editable=False)

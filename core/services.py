@@ -1,13 +1,14 @@
-"""Tenant writes: games and their config (API keys live in apikeys.py), and the sliding-window
+"""Tenant writes: games, their leaderboards and their config (API keys live in apikeys.py), and the sliding-window
 limit every per-client limit counts with."""
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import Sequence
 
-from . import clock, config, keys, scripts
-from .models import DEFAULT_PERIODS, DEFAULT_PRESENCE_TIMEOUT_SECS, Game
+from . import board_rules, clock, config, keys, scripts
+from .models import DEFAULT_PRESENCE_TIMEOUT_SECS, PERIOD_KINDS, Game, Leaderboard
 from .redis import get_redis, run_sync
 
 
@@ -15,32 +16,64 @@ def game_create(
     *,
     slug: str,
     name: str,
-    mode: str = Game.Mode.BEST,
-    order: str = Game.Order.DESC,
-    periods_kept: Sequence[str] = DEFAULT_PERIODS,
     timezone_name: str = "UTC",
     description: str = "",
-    min_score: int | None = None,
-    max_score: int | None = None,
     max_submissions_per_minute: int = 60,
     presence_timeout_secs: int = DEFAULT_PRESENCE_TIMEOUT_SECS,
 ) -> Game:
+    """A new game, with no leaderboard yet (leaderboard_create adds them)."""
     game = Game(
         slug=slug,
         name=name,
         description=description,
-        mode=mode,
-        order=order,
-        periods=list(periods_kept),
         timezone=timezone_name,
-        min_score=min_score,
-        max_score=max_score,
         max_submissions_per_minute=max_submissions_per_minute,
         presence_timeout_secs=presence_timeout_secs,
     )
     game.full_clean()
     game.save()
     return game
+
+
+def leaderboard_create(
+    *,
+    game: Game,
+    slug: str,
+    name: str = "",
+    description: str = "",
+    mode: str = Leaderboard.Mode.BEST,
+    order: str = Leaderboard.Order.DESC,
+    windows: Sequence[str] = PERIOD_KINDS,
+    cron: str = "",
+    timezone_name: str = "",
+    starts_at: dt.datetime | None = None,
+    ends_at: dt.datetime | None = None,
+    ties: str = Leaderboard.Ties.SHARED,
+    score_format: str = board_rules.INTEGER,
+    min_score: int | None = None,
+    max_score: int | None = None,
+) -> Leaderboard:
+    """A new board of ``game``; ValidationError names each setting that breaks a rule."""
+    board = Leaderboard(
+        game=game,
+        slug=slug,
+        name=name or slug.replace("-", " ").capitalize(),
+        description=description,
+        mode=mode,
+        order=order,
+        windows=list(windows),
+        cron=cron,
+        timezone=timezone_name,
+        starts_at=starts_at,
+        ends_at=ends_at,
+        ties=ties,
+        format=score_format,
+        min_score=min_score,
+        max_score=max_score,
+    )
+    board.full_clean()
+    board.save()
+    return board
 
 
 def config_changed(*, slug: str) -> None:

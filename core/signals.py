@@ -1,4 +1,4 @@
-"""Any change to a game or its API keys invalidates every process's config cache."""
+"""Any change to a game, its leaderboards or its API keys invalidates every process's config cache."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.dispatch import receiver
 from redis.exceptions import RedisError
 
 from . import config, services
-from .models import ApiKey, Game
+from .models import ApiKey, Game, Leaderboard
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +31,11 @@ def _announce(slug: str) -> None:
 @receiver([post_save, post_delete], sender=Game)
 def _game_changed(sender: type, instance: Game, **kwargs: object) -> None:
     _announce(instance.slug)
+
+
+@receiver([post_save, post_delete], sender=Leaderboard)
+def _board_changed(sender: type, instance: Leaderboard, **kwargs: object) -> None:
+    _announce(instance.game.slug)
 
 
 @receiver([post_save, post_delete], sender=ApiKey)

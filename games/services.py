@@ -266,6 +266,10 @@ async def _submit_many(
     *,
     heartbeat: bool = True,
 ) -> list[Submitted | ServiceError]:
+    if not game.periods:
+        raise ServiceError(
+            404, "board_not_found", f"{game.name} has no leaderboard yet: create one with manage.py createleaderboard."
+        )
     current = [periods.current(kind, game.timezone, now) for kind in game.periods]
     results: list[Submitted | ServiceError | None] = [None] * len(items)
     queued: list[_Queued] = []

@@ -35,6 +35,8 @@ FIND_QUERY_MAX_CHARS = 64
 async def home(request: HttpRequest) -> HttpResponse:
     cards = []
     for game in await config.list_games():
+        if not game.periods:
+            continue  # no leaderboard yet: nothing to show
         period = periods.DAILY if periods.DAILY in game.periods else game.periods[0]
         board = await selectors.leaderboard_page(game=game, period=period, limit=HOME_TOP_N)
         cards.append({"game": game, "board": board})
@@ -45,6 +47,8 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
     config_ = await config.get_game(game)
     if config_ is None:
         return not_found(request, f"There is no game “{game}”.")
+    if not config_.periods:
+        return not_found(request, f"{config_.name} has no leaderboard yet.")
     period = request.GET.get("period") or config_.periods[0]
     if period not in config_.periods:
         return not_found(request, f"{config_.name} keeps no “{period}” board.")
@@ -129,6 +133,8 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
         return not_found(request, f"There is no game “{game}”.")
     if not is_player_id(player_id):
         return not_found(request, "That is not a valid player id.")
+    if not config_.periods:
+        return not_found(request, f"{config_.name} has no leaderboard yet.")
     period = request.GET.get("period") or config_.periods[0]
     if period not in config_.periods:
         return not_found(request, f"{config_.name} keeps no “{period}” board.")

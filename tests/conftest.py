@@ -124,13 +124,29 @@ def redis_unreachable(settings: Any) -> Iterator[str]:
     forget_redis_clients()
 
 
+# make_game's keyword arguments that set the game; the others set its board.
+_GAME_FIELDS = frozenset(
+    {"name", "description", "timezone_name", "max_submissions_per_minute", "presence_timeout_secs"}
+)
+
+
+def game_with_board(slug: str = "tetris", *, board: str = "main", **kwargs: Any) -> Game:
+    """A game and one board (``board``, unless None), set by the keyword arguments of both
+    (``periods_kept`` is the board's windows)."""
+    kwargs.setdefault("name", slug.title())
+    game = core_services.game_create(slug=slug, **{k: v for k, v in kwargs.items() if k in _GAME_FIELDS})
+    board_kwargs = {k: v for k, v in kwargs.items() if k not in _GAME_FIELDS}
+    if "periods_kept" in board_kwargs:
+        board_kwargs["windows"] = board_kwargs.pop("periods_kept")
+    if board is not None:
+        core_services.leaderboard_create(game=game, slug=board, name=kwargs["name"], **board_kwargs)
+    # Prefetched, so that GameConfig.from_model(game) runs no query (also in async tests).
+    return Game.objects.prefetch_related("leaderboards").get(pk=game.pk)
+
+
 @pytest.fixture
 def make_game(django_db_blocker: object) -> Callable[..., Game]:
-    def make(slug: str = "tetris", **kwargs: object) -> Game:
-        kwargs.setdefault("name", slug.title())
-        return core_services.game_create(slug=slug, **kwargs)  # type: ignore[arg-type]
-
-    return make
+    return game_with_board
 
 
 @pytest.fixture

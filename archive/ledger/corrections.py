@@ -11,7 +11,7 @@ from core import clock, keys, text
 from core.audit import SYSTEM, Action, Actor, audit_record
 from core.config import GameConfig
 from core.errors import ServiceError
-from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, Game, is_player_id
+from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, Game, Leaderboard, is_player_id
 from core.redis import get_redis, run_sync
 from games import periods
 from games.services import PeriodStanding
@@ -35,7 +35,7 @@ def _check_correction(game: GameConfig, player_id: str, value: int, reason: str)
         raise ServiceError(422, "invalid", PLAYER_ID_MESSAGE, field="player_id")
     if type(value) is not int or abs(value) > MAX_SAFE_SCORE:  # bool and float included
         raise ServiceError(422, "invalid", "Must be an integer with |value| <= 2^53-1.", field="value")
-    if game.mode == Game.Mode.INCREMENT:
+    if game.mode == Leaderboard.Mode.INCREMENT:
         # An amount added to the total: the per-submission bounds do not apply, it may be negative.
         if value == 0:
             raise ServiceError(422, "invalid", "A correction of 0 changes nothing.", field="value")

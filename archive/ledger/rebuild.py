@@ -15,7 +15,7 @@ from django.db.models import Q
 from core import clock, keys
 from core.config import GameConfig
 from core.errors import ServiceError
-from core.models import Game, Player
+from core.models import Game, Leaderboard, Player
 from core.redis import get_redis, run_sync
 from games import periods
 from games import services as game_services
@@ -109,7 +109,7 @@ class _Replay:
         else:
             self.names.setdefault(player_id, player_id)
         sort_key = self.config.sort_key(value)
-        sets = kind == ScoreEvent.Kind.CORRECTION and mode != Game.Mode.INCREMENT
+        sets = kind == ScoreEvent.Kind.CORRECTION and mode != Leaderboard.Mode.INCREMENT
         for period_kind in self.config.periods:
             period = self._period(period_kind, at)
             key = keys.board(self.config.slug, period.kind, period.id)
@@ -120,9 +120,9 @@ class _Replay:
                 board = self.boards[key] = {}
                 self.periods[key] = period
             before = board.get(player_id)
-            if mode == Game.Mode.INCREMENT and not sets:
+            if mode == Leaderboard.Mode.INCREMENT and not sets:
                 board[player_id] = (before or 0) + sort_key
-            elif mode == Game.Mode.BEST and not sets:
+            elif mode == Leaderboard.Mode.BEST and not sets:
                 if before is None or sort_key < before:
                     board[player_id] = sort_key
             else:

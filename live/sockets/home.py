@@ -27,6 +27,8 @@ class HomeSocket(LiveSocket):
         await self.join(events.HOME_GROUP)
         now = clock.now()
         for game in await config.list_games():
+            if not game.periods:
+                continue  # no leaderboard yet
             period = periods.current(selectors.home_period(game), game.timezone, now)
             board, version = await selectors.board_snapshot(
                 game=game, period=period, limit=events.HOME_TOP_N, next_version=False

@@ -32,24 +32,26 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "prefix",
         "name",
         "game",
+        "scope",
         "requests_per_minute",
         "items_per_minute",
         "created_at",
         "last_used_at",
         "is_revoked",
     )
-    list_filter = ("game", ("revoked_at", admin.EmptyFieldListFilter))
+    list_filter = ("game", "scope", ("revoked_at", admin.EmptyFieldListFilter))
     search_fields = ("prefix", "name", "game__slug")
     list_select_related = ("game",)
     actions = ("revoke_keys",)
 
     def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> tuple[str, ...]:
         if obj is None:
-            return ("game", "name", "requests_per_minute", "items_per_minute")
+            return ("game", "name", "scope", "requests_per_minute", "items_per_minute")
         return (
             "game",
             "prefix",
             "name",
+            "scope",
             "requests_per_minute",
             "items_per_minute",
             "created_at",

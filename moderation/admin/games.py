@@ -4,6 +4,7 @@ deletion that says what goes and goes through moderation.services.game_delete.""
 from __future__ import annotations
 
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django import forms
 from django.contrib import admin, messages
@@ -14,30 +15,66 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
+from core import board_rules, clock
 from core.audit import Actor
 from core.errors import REDIS_DOWN_MESSAGE, REDIS_ERRORS, ServiceError
-from core.models import AUDIT_REASON_MAX_CHARS, PERIOD_KINDS, ApiKey, Game
+from core.models import AUDIT_REASON_MAX_CHARS, ApiKey, Game, Leaderboard
 
 from .. import selectors, services
 from .api_keys import save_key
 
 
-class GameForm(forms.ModelForm):
-    periods = forms.MultipleChoiceField(
-        choices=[(p, p) for p in PERIOD_KINDS],
+class LeaderboardForm(forms.ModelForm):
+    windows = forms.MultipleChoiceField(
+        choices=[(w, w) for w in board_rules.WINDOWS],
         widget=forms.CheckboxSelectMultiple,
-        help_text="The boards this game keeps.",
+        help_text="custom resets on the cron below, or spans the season when there is no cron.",
     )
 
     class Meta:
-        model = Game
+        model = Leaderboard
         fields = "__all__"
-        help_texts = {"timezone": "IANA name such as Europe/Paris: periods roll over at its local midnight."}
 
-    def clean_periods(self) -> list[str]:
-        chosen = set(self.cleaned_data["periods"])
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            # A board's Redis keys are named after its slug, and its sort keys are signed by
+            # its order: changing either on an existing board would orphan or invert them.
+            for name in ("slug", "order"):
+                self.fields[name].disabled = True
+
+    def clean_windows(self) -> list[str]:
+        chosen = set(self.cleaned_data["windows"])
         # Canonical order, so the stored list never depends on the order of the checkboxes.
-        return [p for p in PERIOD_KINDS if p in chosen]
+        return [w for w in board_rules.WINDOWS if w in chosen]
+
+
+class LeaderboardInline(admin.StackedInline):
+    model = Leaderboard
+    form = LeaderboardForm
+    extra = 0
+    # Deactivate a board instead: its archives stay readable.
+    can_delete = False
+    readonly_fields = ("next_resets",)
+    fieldsets = (
+        (None, {"fields": (("name", "slug"), "active", "description")}),
+        ("Scores", {"fields": (("mode", "order", "ties"), ("min_score", "max_score"), "format")}),
+        ("Windows", {"fields": ("windows", ("cron", "timezone"), "next_resets", ("starts_at", "ends_at"))}),
+    )
+
+    @admin.display(description="next resets")
+    def next_resets(self, obj: Leaderboard) -> str:
+        if not obj.pk or not obj.cron:
+            return "—"
+        return board_preview(obj)
+
+
+def board_preview(board: Leaderboard) -> str:
+    """The custom window's cron in words and its next three resets, in the board's zone."""
+    tz = ZoneInfo(board.zone_name)
+    resets = board_rules.cron_next(board.cron, tz, clock.now(), 3)
+    shown = ", ".join(r.astimezone(tz).strftime("%a %Y-%m-%d %H:%M") for r in resets)
+    return f"{board_rules.cron_explain(board.cron)} ({board.zone_name}): {shown}"
 
 
 class ApiKeyInline(admin.TabularInline):
@@ -45,7 +82,16 @@ class ApiKeyInline(admin.TabularInline):
     extra = 0
     # Revoke instead (ApiKey admin): a revoked key still explains a client's 403.
     can_delete = False
-    fields = ("name", "requests_per_minute", "items_per_minute", "prefix", "created_at", "last_used_at", "is_revoked")
+    fields = (
+        "name",
+        "scope",
+        "requests_per_minute",
+        "items_per_minute",
+        "prefix",
+        "created_at",
+        "last_used_at",
+        "is_revoked",
+    )
     readonly_fields = ("prefix", "created_at", "last_used_at", "is_revoked")
     show_change_link = True
 
@@ -73,29 +119,24 @@ class DeleteGameForm(forms.Form):
 
 @admin.register(Game)
 class GameAdmin(admin.ModelAdmin):
-    form = GameForm
-    list_display = ("name", "slug", "mode", "order", "periods_kept", "active")
-    list_filter = ("mode", "order", "active")
+    list_display = ("name", "slug", "board_count", "active")
+    list_filter = ("active",)
     search_fields = ("name", "slug", "description")
-    inlines = (ApiKeyInline,)
+    inlines = (ApiKeyInline, LeaderboardInline)
     # The API keys come first on the page (moderation/templates/admin/core/game/change_form.html).
     change_form_template = "admin/core/game/change_form.html"
     fieldsets = (
         (None, {"fields": (("name", "slug"), "active", "description")}),
-        ("Scores", {"fields": (("mode", "order"), ("min_score", "max_score"), "max_submissions_per_minute")}),
-        ("Boards and presence", {"fields": ("periods", "timezone", "presence_timeout_secs")}),
+        ("Settings", {"fields": ("timezone", "max_submissions_per_minute", "presence_timeout_secs")}),
     )
 
     def get_readonly_fields(self, request: HttpRequest, obj: Game | None = None) -> tuple[str, ...]:
-        if obj is None:
-            return ()
-        # Every Redis key of a game is named after its slug, and boards store sort keys
-        # signed by the order: changing either would orphan or invert the live boards.
-        return ("slug", "order")
+        # Every Redis key of a game is named after its slug: changing it would orphan them.
+        return () if obj is None else ("slug",)
 
-    @admin.display(description="periods")
-    def periods_kept(self, obj: Game) -> str:
-        return ", ".join(obj.periods)
+    @admin.display(description="leaderboards")
+    def board_count(self, obj: Game) -> int:
+        return obj.leaderboards.count()
 
     def get_actions(self, request: HttpRequest) -> dict[str, Any]:
         # Deleting a game is one game at a time, from its page, through the service.

@@ -17,6 +17,7 @@ from django.conf import settings
 from archive import services
 from archive.models import ArchivedPeriod
 from core import keys
+from core.config import GameConfig
 from core.redis import get_redis, run_sync
 from games import periods
 from tests.archive.close_helpers import archived_rows, at, ms, submit_all, zscores
@@ -71,7 +72,7 @@ def test_it_rolls_over_at_the_boundary_and_closes_the_earlier_period(make_game, 
 
     boards = boards_by_kind("tetris")
     assert boards[kind] == {old_id: {"early"}, new_id: {"late"}}
-    for each_kind in game.periods:
+    for each_kind in GameConfig.from_model(game, "0").periods:
         for player in ("early", "late"):
             holding = [period_id for period_id, players in boards[each_kind].items() if player in players]
             assert len(holding) == 1, (each_kind, player, holding)

@@ -11,7 +11,7 @@ from django.core.management.base import CommandError
 
 from core import apikeys, config
 from core.config import GameConfig
-from core.models import ApiKey, Game, Player, hash_secret
+from core.models import ApiKey, Game, Leaderboard, Player, hash_secret
 from core.redis import run_sync
 from games import selectors
 from games.management.commands import seed_demo
@@ -27,57 +27,93 @@ def run(*args: str) -> tuple[str, str]:
     return out.getvalue(), err.getvalue()
 
 
-def test_it_creates_a_game_with_every_option():
+def test_it_creates_a_game_with_every_option_and_no_board():
     out, _ = run(
         "creategame",
         "tetris",
         "--name",
         "Tetris",
-        "--mode",
-        "increment",
-        "--order",
-        "asc",
-        "--periods",
-        "daily, all-time",
         "--timezone",
         "Europe/Paris",
         "--description",
         "Falling blocks",
-        "--min-score",
-        "0",
-        "--max-score",
-        "1000",
         "--max-per-minute",
         "10",
         "--presence-timeout",
         "90",
     )
-    assert out == "Created game tetris\n"
+    assert out == "Created game tetris; add a board with: manage.py createleaderboard tetris SLUG\n"
     game = Game.objects.get(slug="tetris")
-    assert (game.name, game.mode, game.order, game.periods, game.timezone) == (
-        "Tetris",
-        "increment",
+    assert (game.name, game.timezone, game.description) == ("Tetris", "Europe/Paris", "Falling blocks")
+    assert (game.max_submissions_per_minute, game.presence_timeout_secs) == (10, 90)
+    assert not game.leaderboards.exists()
+
+
+def test_it_creates_a_leaderboard_with_every_option():
+    run("creategame", "racer", "--name", "Racer", "--timezone", "Europe/Paris")
+    out, _ = run(
+        "createleaderboard",
+        "racer",
+        "track-1",
+        "--name",
+        "Track 1",
+        "--mode",
+        "best",
+        "--order",
         "asc",
-        ["daily", "all-time"],
-        "Europe/Paris",
+        "--windows",
+        "weekly, custom",
+        "--cron",
+        "0 18 * * FRI",
+        "--starts-at",
+        "2026-11-01T00:00Z",
+        "--ends-at",
+        "2027-03-01T00:00+01:00",
+        "--ties",
+        "earliest",
+        "--format",
+        "time_ms",
+        "--min-score",
+        "1",
+        "--max-score",
+        "3600000",
+        "--timezone",
+        "America/New_York",
     )
-    assert (game.description, game.min_score, game.max_score, game.max_submissions_per_minute) == (
-        "Falling blocks",
-        0,
-        1000,
-        10,
+    assert out == "Created leaderboard racer/track-1 (weekly, custom)\n"
+    board = Leaderboard.objects.get(game__slug="racer", slug="track-1")
+    assert (board.name, board.mode, board.order, board.windows, board.cron) == (
+        "Track 1",
+        "best",
+        "asc",
+        ["weekly", "custom"],
+        "0 18 * * FRI",
     )
-    assert game.presence_timeout_secs == 90
+    assert (board.ties, board.format, board.min_score, board.max_score, board.zone_name) == (
+        "earliest",
+        "time_ms",
+        1,
+        3_600_000,
+        "America/New_York",
+    )
+    assert (board.starts_at.isoformat(), board.ends_at.isoformat()) == (
+        "2026-11-01T00:00:00+00:00",
+        "2027-02-28T23:00:00+00:00",
+    )
 
 
-def test_it_defaults_to_every_period_in_utc():
-    run("creategame", "snake", "--name", "Snake")
-    game = Game.objects.get(slug="snake")
-    assert (game.periods, game.timezone, game.mode, game.order) == (
+def test_it_defaults_a_board_to_the_four_windows_in_the_games_zone():
+    run("creategame", "snake", "--name", "Snake", "--timezone", "Asia/Tokyo")
+    run("createleaderboard", "snake", "points")
+    board = Leaderboard.objects.get(slug="points")
+    assert (board.name, board.windows, board.zone_name, board.mode, board.order, board.ties, board.format) == (
+        "Points",
         ["daily", "weekly", "monthly", "all-time"],
-        "UTC",
+        "Asia/Tokyo",
         "best",
         "desc",
+        "shared",
+        "integer",
     )
 
 
@@ -86,20 +122,59 @@ def test_it_defaults_to_every_period_in_utc():
     [
         (["--mode", "highest"], "invalid choice: 'highest'"),
         (["--order", "up"], "invalid choice: 'up'"),
-        (["--periods", "daily,yearly"], "--periods: Unknown periods: yearly"),
-        (["--periods", "daily,daily"], "--periods: Each period may appear once."),
-        (["--periods", ","], "--periods: "),
+        (["--windows", "daily,yearly"], "--windows: Unknown windows: yearly"),
+        (["--windows", "daily,daily"], "--windows: Each window may appear once."),
+        (["--windows", ","], "--windows: Choose at least one window."),
         (["--timezone", "Mars/Olympus"], "--timezone: 'Mars/Olympus' is not an IANA time zone name"),
         (["--min-score", "10", "--max-score", "5"], "--max-score: Must not be below the minimum."),
         (["--min-score", "ten"], "invalid int value: 'ten'"),
-        (["--max-per-minute", "-1"], "--max-per-minute: must be 0"),
+        (["--windows", "custom", "--cron", "61 * * * *"], "--cron: '61 * * * *' is not a valid cron expression"),
+        (["--windows", "custom", "--cron", "0 18 * *"], "--cron: '0 18 * *' is not a 5-field cron expression"),
+        (["--windows", "custom", "--cron", "*/5 * * * *"], "a custom window lasts at least 60 minutes"),
+        (["--windows", "custom"], "--cron: The custom window needs a cron expression, or a season"),
+        (["--cron", "0 18 * * FRI"], "--cron: A cron expression needs the custom window."),
+        (["--starts-at", "yesterday"], "--starts-at: 'yesterday' is not an ISO 8601 time"),
+        (["--ends-at", "2026-12-01T00:00"], "--ends-at: '2026-12-01T00:00' has no offset"),
+        (
+            ["--starts-at", "2026-12-01T00:00Z", "--ends-at", "2026-11-01T00:00Z"],
+            "--ends-at: The season must end after it starts.",
+        ),
+        (["--format", "hex"], "--format: 'hex' is not a format"),
+        (["--ties", "earliest"], "--ties: Ties 'earliest' needs both score bounds"),
+        (
+            ["--ties", "earliest", "--windows", "daily,all-time", "--min-score", "0", "--max-score", "9"],
+            "the all-time window never ends",
+        ),
+        (
+            ["--ties", "earliest", "--windows", "monthly", "--min-score", "0", "--max-score", "3000000"],
+            "scores must stay within ±2,097,151",
+        ),
     ],
 )
-def test_it_refuses_bad_options_with_a_clear_message(extra, message):
+def test_it_refuses_bad_board_options_with_a_clear_message(extra, message):
+    run("creategame", "tetris", "--name", "Tetris")
     with pytest.raises(CommandError) as caught:
-        run("creategame", "tetris", "--name", "Tetris", *extra)
+        run("createleaderboard", "tetris", "main", *extra)
     assert message in str(caught.value)
+    assert not Leaderboard.objects.exists()
+
+
+def test_it_refuses_bad_game_options_with_a_clear_message():
+    with pytest.raises(CommandError, match="--timezone: 'Mars/Olympus' is not an IANA time zone name"):
+        run("creategame", "tetris", "--name", "Tetris", "--timezone", "Mars/Olympus")
+    with pytest.raises(CommandError, match="--max-per-minute: must be 0"):
+        run("creategame", "tetris", "--name", "Tetris", "--max-per-minute", "-1")
     assert not Game.objects.exists()
+
+
+def test_it_refuses_a_board_of_an_unknown_game_or_a_taken_slug():
+    with pytest.raises(CommandError, match="No game 'nope'"):
+        run("createleaderboard", "nope", "main")
+    run("creategame", "tetris", "--name", "Tetris")
+    run("createleaderboard", "tetris", "main")
+    with pytest.raises(CommandError, match="tetris already has a leaderboard 'main'"):
+        run("createleaderboard", "tetris", "main", "--mode", "increment")
+    assert Leaderboard.objects.get().mode == "best"
 
 
 @pytest.mark.parametrize("slug", ["Tetris", "-tetris", "tetris-", "te_tris", "t" * 51])
@@ -112,9 +187,9 @@ def test_it_refuses_a_bad_slug(slug):
 
 def test_it_reports_every_problem_at_once():
     with pytest.raises(CommandError) as caught:
-        run("creategame", "Bad Slug", "--name", "x", "--timezone", "Nowhere", "--periods", "hourly")
+        run("creategame", "Bad Slug", "--name", "x", "--timezone", "Nowhere")
     lines = str(caught.value).splitlines()
-    assert [line.split(":")[0] for line in lines] == ["SLUG", "--periods", "--timezone"]
+    assert [line.split(":")[0] for line in lines] == ["SLUG", "--timezone"]
 
 
 def test_it_refuses_a_duplicate_slug():
@@ -138,10 +213,19 @@ def test_it_prints_only_the_new_key_and_the_key_works(make_game):
     assert (api_key.name, api_key.requests_per_minute) == ("eu-servers", 120)
     assert raw.split("_")[1] == api_key.prefix and raw not in err
     assert api_key.secret_hash == hash_secret(raw.split("_", 2)[2]) != raw
+    assert api_key.scope == "submit" and "(submit)" in err
 
     authorized = run_sync(lambda: apikeys.request_authorize(raw_key=raw, game_slug="tetris"))
     assert authorized.api_key.prefix == api_key.prefix
     assert authorized.rate_headers["RateLimit-Policy"] == '"api-key";q=120;w=60, "items";q=60000;w=60'
+
+
+def test_it_creates_a_manage_key_when_asked(make_game):
+    make_game("tetris")
+    out, err = run("createapikey", "tetris", "--scope", "manage")
+    assert ApiKey.objects.get().scope == "manage" and "(manage)" in err and out.startswith("lbk_")
+    with pytest.raises(CommandError, match="invalid choice: 'admin'"):
+        run("createapikey", "tetris", "--scope", "admin")
 
 
 def test_it_refuses_a_key_for_an_unknown_game():
@@ -166,8 +250,10 @@ def test_it_seeds_the_demo_once():
     out, _ = run("seed_demo")
     assert out == "Seeded game demo with 300 players (" + out.split("(")[1]
     game = Game.objects.get(slug="demo")
-    assert (game.name, game.mode, game.order, game.periods) == (
+    board = game.leaderboards.get()
+    assert (game.name, board.slug, board.mode, board.order, board.windows) == (
         "Demo Arena",
+        "main",
         "best",
         "desc",
         ["daily", "weekly", "monthly", "all-time"],
@@ -184,7 +270,8 @@ def test_it_seeds_the_demo_once():
     assert Player.objects.filter(game=game).count() == 300
     assert dict(Player.objects.filter(game=game).values_list("player_id", "display_name")) == names
     # Seeded scores are history, not players at their keyboards: nobody is online yet.
-    presence = run_sync(lambda: presence_selectors.presence_page(game=GameConfig.from_model(game, "0"), limit=5))
+    config_ = GameConfig.from_model(game, "0")
+    presence = run_sync(lambda: presence_selectors.presence_page(game=config_, limit=5))
     assert presence.online == 0
     assert "`" not in game.description
     # Two-word names are split between their words, never inside one.

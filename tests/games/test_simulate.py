@@ -20,7 +20,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_it_posts_through_the_http_api_and_revokes_its_key(asgi_live_server, make_game):  # noqa: F811
     game = make_game("demo", max_submissions_per_minute=0)
     call_command("simulate", "demo", "--url", asgi_live_server, "--rate", "40", "--duration", "1.5")
-    board = run_sync(lambda: selectors.leaderboard_page(game=GameConfig.from_model(game, "0"), period="all-time"))
+    config_ = GameConfig.from_model(game, "0")
+    board = run_sync(lambda: selectors.leaderboard_page(game=config_, period="all-time"))
     assert board.total > 0
     keys = ApiKey.objects.filter(game=game, name="simulator")
     assert keys.count() == 1

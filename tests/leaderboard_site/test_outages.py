@@ -84,7 +84,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     }
     redis = start_embedded_redis(port=redis_port, data_dir=var / "redis", durable=True)
     _manage(env, "migrate", "--noinput", "-v", "0")
-    _manage(env, "creategame", SLUG, "--name", "Outage", "--mode", "increment", "--max-per-minute", "0")
+    _manage(env, "creategame", SLUG, "--name", "Outage", "--max-per-minute", "0")
+    _manage(env, "createleaderboard", SLUG, "main", "--mode", "increment")
     key = _manage(env, "createapikey", SLUG, "--requests-per-minute", "10000000", "--items-per-minute", "10000000")
     web = subprocess.Popen(
         [

@@ -46,14 +46,14 @@ def test_it_peeks_at_the_top_of_every_board_with_names_escaped(admin_client, gam
     for period in ("daily", "weekly", "monthly"):
         assert re.search(rf'<h4 data-peek-caption="{period}">{period} \S+ — 2 players</h4>', html)
     assert '<h4 data-peek-caption="all-time">all-time — 2 players</h4>' in html
-    assert html.count('type="checkbox" name="periods"') == 4
+    assert html.count('type="checkbox" name="leaderboards-0-windows"') == 5
     assert 'src="/static/live/admin-peek.js" type="module"' in html
 
 
 def test_it_says_when_a_board_is_empty_and_renders_the_add_page(admin_client, game):
     assert b"No scores yet." in admin_client.get(change_url(game)).content
     response = admin_client.get(reverse("admin:core_game_add"))
-    assert response.status_code == 200 and b'name="periods"' in response.content
+    assert response.status_code == 200 and b'name="leaderboards-__prefix__-windows"' in response.content
     assert b"data-admin-peek" not in response.content
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import re
 
@@ -14,10 +15,11 @@ from archive import ledger
 from core import apikeys
 from core.config import GameConfig
 from core.errors import ServiceError
-from core.models import ApiKey, AuditEntry, Game, Player, hash_secret
+from core.models import ApiKey, AuditEntry, Game, Leaderboard, Player, hash_secret
 from core.redis import run_sync
 from games import selectors, services
 from presence import services as presence_services
+from tests.live.test_pages import text
 
 # request_authorize reads the database from the Redis bridge thread: rows must be committed.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -50,17 +52,44 @@ def authorize(raw_key: str, slug: str = "tetris") -> apikeys.Authorized:
     return run_sync(lambda: apikeys.request_authorize(raw_key=raw_key, game_slug=slug))
 
 
-def game_form(game: Game, *new_keys: dict[str, str], **changes: object) -> dict[str, object]:
-    """The game change form as the browser posts it, with inline rows for ``new_keys``."""
+def _board_row(board: Leaderboard) -> dict[str, object]:
+    def when(value: dt.datetime | None, part: int) -> str:
+        return "" if value is None else value.strftime("%Y-%m-%d" if part == 0 else "%H:%M:%S")
+
+    return {
+        "id": board.pk or "",
+        "slug": board.slug,
+        "name": board.name,
+        "description": board.description,
+        "mode": board.mode,
+        "order": board.order,
+        "ties": board.ties,
+        "windows": list(board.windows),
+        "cron": board.cron,
+        "timezone": board.timezone,
+        "starts_at_0": when(board.starts_at, 0),
+        "starts_at_1": when(board.starts_at, 1),
+        "ends_at_0": when(board.ends_at, 0),
+        "ends_at_1": when(board.ends_at, 1),
+        "format": board.format,
+        "min_score": "" if board.min_score is None else board.min_score,
+        "max_score": "" if board.max_score is None else board.max_score,
+        "active": "on" if board.active else "",
+    }
+
+
+def game_form(
+    game: Game, *new_keys: dict[str, str], new_boards: tuple[Leaderboard, ...] = (), **changes: object
+) -> dict[str, object]:
+    """The game change form as the browser posts it, with inline rows for ``new_keys`` and
+    ``new_boards`` beside the existing ones; ``changes`` override any field (board fields
+    as ``leaderboards-0-<field>``)."""
     existing = list(game.api_keys.order_by("pk")) if game.pk else []
+    boards = (list(game.leaderboards.order_by("pk")) if game.pk else []) + list(new_boards)
     data: dict[str, object] = {
         "name": game.name,
         "description": game.description,
-        "mode": game.mode,
-        "periods": list(game.periods),
         "timezone": game.timezone,
-        "min_score": "" if game.min_score is None else game.min_score,
-        "max_score": "" if game.max_score is None else game.max_score,
         "max_submissions_per_minute": game.max_submissions_per_minute,
         "presence_timeout_secs": game.presence_timeout_secs,
         "active": "on" if game.active else "",
@@ -68,20 +97,28 @@ def game_form(game: Game, *new_keys: dict[str, str], **changes: object) -> dict[
         "api_keys-INITIAL_FORMS": len(existing),
         "api_keys-MIN_NUM_FORMS": 0,
         "api_keys-MAX_NUM_FORMS": 1000,
+        "leaderboards-TOTAL_FORMS": len(boards),
+        "leaderboards-INITIAL_FORMS": len(boards) - len(new_boards),
+        "leaderboards-MIN_NUM_FORMS": 0,
+        "leaderboards-MAX_NUM_FORMS": 1000,
     }
     rows = [
         {
             "id": k.pk,
             "name": k.name,
+            "scope": k.scope,
             "requests_per_minute": k.requests_per_minute,
             "items_per_minute": k.items_per_minute,
         }
         for k in existing
     ]
-    rows += [{"id": "", **k} for k in new_keys]
+    rows += [{"id": "", "scope": "submit", **k} for k in new_keys]
     for i, row in enumerate(rows):
         data.update({f"api_keys-{i}-{field}": value for field, value in row.items()})
         data[f"api_keys-{i}-game"] = game.pk or ""
+    for i, board in enumerate(boards):
+        data.update({f"leaderboards-{i}-{field}": value for field, value in _board_row(board).items()})
+        data[f"leaderboards-{i}-game"] = game.pk or ""
     data.update(changes)
     return data
 
@@ -97,46 +134,77 @@ def shown_keys(response) -> list[str]:
 # --------------------------------------------------------------------------- games
 
 
-def test_it_lists_games(admin_client, game, make_game):
+def test_it_lists_games_with_their_board_count(admin_client, game, make_game):
     make_game("snake", mode="increment", order="asc")
     response = admin_client.get(reverse("admin:core_game_changelist"), {"q": "snake"})
     assert response.status_code == 200
     assert b"snake" in response.content and b"/tetris/" not in response.content
-    response = admin_client.get(reverse("admin:core_game_changelist"), {"order__exact": "desc"})
-    assert response.status_code == 200 and b"Tetris" in response.content and b"Snake" not in response.content
+    assert b'<td class="field-board_count">1</td>' in response.content
 
 
-def test_it_edits_periods_with_checkboxes_and_validates_the_timezone(admin_client, game):
-    response = admin_client.post(change_url(game), game_form(game, periods=["weekly", "daily"]))
+def test_it_edits_a_boards_windows_with_checkboxes_and_validates_the_timezone(admin_client, game):
+    response = admin_client.post(change_url(game), game_form(game, **{"leaderboards-0-windows": ["weekly", "daily"]}))
     assert response.status_code == 302
-    game.refresh_from_db()
-    assert game.periods == ["daily", "weekly"]
+    board = game.leaderboards.get()
+    assert board.windows == ["daily", "weekly"]
 
     response = admin_client.post(change_url(game), game_form(game, timezone="Mars/Olympus"))
     assert response.status_code == 200
     assert "is not an IANA time zone name" in response.content.decode()
-    response = admin_client.post(change_url(game), game_form(game, periods=[]))
+    response = admin_client.post(change_url(game), game_form(game, **{"leaderboards-0-windows": []}))
     assert response.status_code == 200 and b"This field is required." in response.content
     game.refresh_from_db()
-    assert (game.timezone, game.periods) == ("UTC", ["daily", "weekly"])
+    board.refresh_from_db()
+    assert (game.timezone, board.windows) == ("UTC", ["daily", "weekly"])
 
 
-def test_it_keeps_the_slug_and_order_of_an_existing_game(admin_client, game):
-    response = admin_client.post(change_url(game), game_form(game, slug="other", order="asc", name="Tetris 2"))
+def test_it_keeps_the_slug_and_order_of_an_existing_board(admin_client, game):
+    changes = {"leaderboards-0-slug": "other", "leaderboards-0-order": "asc", "leaderboards-0-name": "Main 2"}
+    response = admin_client.post(change_url(game), game_form(game, slug="other", **changes))
     assert response.status_code == 302
     game.refresh_from_db()
-    assert (game.slug, game.order, game.name) == ("tetris", "desc", "Tetris 2")
+    board = game.leaderboards.get()
+    assert (game.slug, board.slug, board.order, board.name) == ("tetris", "main", "desc", "Main 2")
 
 
-def test_it_creates_a_game_with_a_key(admin_client):
-    data = game_form(
-        Game(name="Snake", periods=["all-time"]),
-        {"name": "server", "requests_per_minute": "100", "items_per_minute": "60000"},
+def test_it_adds_a_board_with_a_cron_window_and_previews_its_next_resets(admin_client, game):
+    laps = Leaderboard(
+        game=game,
+        slug="laps",
+        name="Laps",
+        mode="best",
+        order="asc",
+        windows=["custom"],
+        cron="0 18 * * FRI",
+        timezone="Europe/Paris",
+        format="time_ms",
     )
-    response = admin_client.post(reverse("admin:core_game_add"), {**data, "slug": "snake", "order": "asc"}, follow=True)
+    response = admin_client.post(change_url(game), game_form(game, new_boards=(laps,)), follow=True)
+    assert response.status_code == 200
+    board = game.leaderboards.get(slug="laps")
+    assert (board.windows, board.cron, board.format) == (["custom"], "0 18 * * FRI", "time_ms")
+    # The pinned clock is Wednesday 2026-03-04: the next Fridays at 18:00 in Paris.
+    page = text(admin_client.get(change_url(game)).content)
+    assert "At 18:00 on Friday (Europe/Paris): Fri 2026-03-06 18:00, Fri 2026-03-13 18:00, Fri 2026-03-20 18:00" in page
+
+    bad = Leaderboard(game=game, slug="bad", name="Bad", windows=["custom"], cron="0 25 * * *")
+    response = admin_client.post(change_url(game), game_form(game, new_boards=(bad,)))
+    assert response.status_code == 200 and "is not a valid cron expression: Bad hour" in response.content.decode()
+    assert not game.leaderboards.filter(slug="bad").exists()
+
+
+def test_it_creates_a_game_with_a_key_and_a_board(admin_client):
+    board = Leaderboard(slug="main", name="Main", order="asc", windows=["all-time"])
+    data = game_form(
+        Game(name="Snake"),
+        {"name": "server", "requests_per_minute": "100", "items_per_minute": "60000"},
+        new_boards=(board,),
+    )
+    response = admin_client.post(reverse("admin:core_game_add"), {**data, "slug": "snake"}, follow=True)
     assert response.status_code == 200
     game = Game.objects.get(slug="snake")
-    assert (game.order, game.periods) == ("asc", ["all-time"])
+    created = game.leaderboards.get()
+    assert (created.order, created.windows) == ("asc", ["all-time"])
     [raw] = shown_keys(response)
     assert authorize(raw, "snake").api_key.requests_per_minute == 100
 
@@ -168,13 +236,14 @@ def test_it_shows_a_key_added_inline_once_and_stores_only_its_hash(admin_client,
 def test_it_shows_a_key_added_in_the_key_admin_once(admin_client, game):
     response = admin_client.post(
         reverse("admin:core_apikey_add"),
-        {"game": game.pk, "name": "ops", "requests_per_minute": 50, "items_per_minute": 2000},
+        {"game": game.pk, "name": "ops", "scope": "manage", "requests_per_minute": 50, "items_per_minute": 2000},
         follow=True,
     )
     assert response.status_code == 200
     [raw] = shown_keys(response)
     assert "copy it now, it will not be shown again" in response.content.decode()
     api_key = ApiKey.objects.get()
+    assert api_key.scope == "manage"
     assert api_key.secret_hash != raw and api_key.secret_hash == hash_secret(raw.split("_", 2)[2])
     assert authorize(raw).api_key.requests_per_minute == 50
 
@@ -205,7 +274,7 @@ def test_it_shows_the_api_keys_first_on_the_game_page(admin_client, game):
     apikeys.api_key_create(game=game, name="server")
     html = admin_client.get(change_url(game)).content.decode()
 
-    assert html.index("API keys") < html.index('name="mode"') < html.index('name="timezone"')
+    assert html.index("API keys") < html.index('name="timezone"') < html.index('name="leaderboards-0-mode"')
 
 
 def test_it_deletes_a_game_after_saying_what_goes_and_a_confirmation(admin_client, game):

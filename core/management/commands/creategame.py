@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import IntegrityError
 
 from core import services
-from core.models import DEFAULT_PRESENCE_TIMEOUT_SECS, PERIOD_KINDS, Game
+from core.models import DEFAULT_PRESENCE_TIMEOUT_SECS, Game
 
 # Model field names that the command line spells differently.
 _OPTION_NAMES = {
@@ -18,6 +18,8 @@ _OPTION_NAMES = {
     "max_submissions_per_minute": "--max-per-minute",
     "presence_timeout_secs": "--presence-timeout",
     "game": "GAME",
+    "format": "--format",
+    "timezone": "--timezone",
 }
 
 
@@ -33,27 +35,23 @@ def validation_problems(error: ValidationError) -> str:
 
 
 class Command(BaseCommand):
-    help = "Create a game. Example: creategame tetris --name Tetris --mode best --order desc"
+    help = (
+        "Create a game, with no leaderboard yet (add them with createleaderboard). "
+        "Example: creategame tetris --name Tetris --timezone Europe/Paris"
+    )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("slug", help="URL name: lowercase letters, digits and inner hyphens")
         parser.add_argument("--name", required=True)
-        parser.add_argument("--mode", choices=Game.Mode.values, default=Game.Mode.BEST)
-        parser.add_argument("--order", choices=Game.Order.values, default=Game.Order.DESC)
         parser.add_argument(
-            "--periods",
-            default=",".join(PERIOD_KINDS),
-            help=f"comma-separated, from {','.join(PERIOD_KINDS)} (default: all)",
+            "--timezone", default="UTC", help="IANA name, e.g. Europe/Paris: the boards' default (default: UTC)"
         )
-        parser.add_argument("--timezone", default="UTC", help="IANA name, e.g. Europe/Paris (default: UTC)")
         parser.add_argument("--description", default="")
-        parser.add_argument("--min-score", type=int, default=None)
-        parser.add_argument("--max-score", type=int, default=None)
         parser.add_argument(
             "--max-per-minute",
             type=int,
             default=60,
-            help="submissions per player per minute; 0 for no limit (default: 60)",
+            help="submissions per player and board per minute; 0 for no limit (default: 60)",
         )
         parser.add_argument(
             "--presence-timeout",
@@ -69,18 +67,12 @@ class Command(BaseCommand):
             raise CommandError(f"A game with slug {slug!r} already exists.")
         if options["max_per_minute"] < 0:
             raise CommandError("--max-per-minute: must be 0 (no limit) or more.")
-        kept = [p.strip() for p in options["periods"].split(",") if p.strip()]
         try:
             game = services.game_create(
                 slug=slug,
                 name=options["name"],
-                mode=options["mode"],
-                order=options["order"],
-                periods_kept=kept,
                 timezone_name=options["timezone"],
                 description=options["description"],
-                min_score=options["min_score"],
-                max_score=options["max_score"],
                 max_submissions_per_minute=options["max_per_minute"],
                 presence_timeout_secs=options["presence_timeout"],
             )
@@ -89,4 +81,4 @@ class Command(BaseCommand):
         except IntegrityError:
             # Another process created it between the check and the insert.
             raise CommandError(f"A game with slug {slug!r} already exists.") from None
-        self.stdout.write(f"Created game {game.slug}")
+        self.stdout.write(f"Created game {game.slug}; add a board with: manage.py createleaderboard {game.slug} SLUG")

@@ -22,12 +22,13 @@ from core import clock
 from core import services as core_services
 from core.config import GameConfig
 from core.errors import ServiceError
-from core.models import Game
+from core.models import Game, Leaderboard
 from core.redis import get_redis, run_sync
 from games import periods, services
 
 DEMO_SLUG = "demo"
 DEMO_NAME = "Demo Arena"
+DEMO_BOARD = "main"
 DEMO_DESCRIPTION = "Demo data made up by manage.py seed_demo: every player and score here is fictional."
 DEFAULT_PLAYERS = 300
 MAX_PLAYERS = 100_000
@@ -127,12 +128,17 @@ class Command(BaseCommand):
         game = core_services.game_create(
             slug=DEMO_SLUG,
             name=DEMO_NAME,
-            mode=Game.Mode.BEST,
-            order=Game.Order.DESC,
-            periods_kept=periods.PERIODS,
             description=DEMO_DESCRIPTION,
             # A player scores many times within a second here; the limit is set after.
             max_submissions_per_minute=0,
+        )
+        core_services.leaderboard_create(
+            game=game,
+            slug=DEMO_BOARD,
+            name="Points",
+            mode=Leaderboard.Mode.BEST,
+            order=Leaderboard.Order.DESC,
+            windows=periods.PERIODS,
         )
         config = GameConfig.from_model(game, "0")
         rng = random.Random(RANDOM_SEED)

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.config import GameConfig
 from core.models import Game
 from core.redis import run_sync
 from live import events
@@ -26,7 +27,7 @@ class Command(BaseCommand):
         found = Game.objects.filter(slug=game).first()
         if found is None:
             raise CommandError(f"No game {game!r}.")
-        kinds = list(found.periods)
+        kinds = list(GameConfig.from_model(found, "0").periods)
         if period is not None:
             if period not in kinds:
                 raise CommandError(f"{found.name} keeps no {period!r} board; it keeps {', '.join(kinds)}.")
