@@ -34,6 +34,8 @@ class LeaderboardForm(forms.ModelForm):
     class Meta:
         model = Leaderboard
         fields = "__all__"
+        # A line or two: the board's settings, not its description, fill the inline.
+        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
