@@ -150,11 +150,10 @@ class GameConfig:
         return self.board.score_from_sort_key(raw)
 
     @classmethod
-    def from_model(cls, game: Game, version: str, boards: list[Leaderboard] | None = None) -> GameConfig:
-        """The config of ``game``; its boards are read from the database unless given or
-        prefetched (``prefetch_related("leaderboards")``: this then runs no query)."""
-        if boards is None:
-            boards = list(game.leaderboards.all())
+    def from_model(cls, game: Game, version: str) -> GameConfig:
+        """The config of ``game``; its boards are read from the database unless prefetched
+        (``prefetch_related("leaderboards")``, as async callers do: then no query runs)."""
+        boards = list(game.leaderboards.all())
         return cls(
             id=game.pk,
             slug=game.slug,
@@ -210,6 +209,10 @@ async def _version(slug: str) -> str:
     return str(version) if version is not None else "0"
 
 
+# Games with their boards in one more query, so that GameConfig.from_model runs none.
+_WITH_BOARDS = Game.objects.prefetch_related("leaderboards")
+
+
 async def get_game(slug: str, *, min_version: str | None = None) -> GameConfig | None:
     """The game's config, or None if no such game. ``min_version`` forces a reload if older."""
     if len(slug) > SLUG_MAX_CHARS:
@@ -220,22 +223,17 @@ async def get_game(slug: str, *, min_version: str | None = None) -> GameConfig |
         if min_version is None or cached is None or cached.version == min_version:
             return cached
     version = await _version(slug)
-    game = await Game.objects.filter(slug=slug).afirst()
-    config = await _config_of(game, version) if game else None
+    game = await _WITH_BOARDS.filter(slug=slug).afirst()
+    config = GameConfig.from_model(game, version) if game else None
     cache[slug] = config
     return config
-
-
-async def _config_of(game: Game, version: str) -> GameConfig:
-    boards = [b async for b in Leaderboard.objects.filter(game=game).order_by("id")]
-    return GameConfig.from_model(game, version, boards)
 
 
 async def list_games() -> list[GameConfig]:
     """Active games, by name."""
     cache = _caches.game_list
     if "all" not in cache:
-        cache["all"] = [await _config_of(g, "0") async for g in Game.objects.filter(active=True).order_by("name")]
+        cache["all"] = [GameConfig.from_model(g, "0") async for g in _WITH_BOARDS.filter(active=True).order_by("name")]
     return cache["all"]
 
 

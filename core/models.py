@@ -196,11 +196,18 @@ class Leaderboard(models.Model):
     def zone_name(self) -> str:
         return self.timezone or self.game.timezone
 
+    def _game_or_none(self) -> Game | None:
+        # A board made inline with a new game has that (unsaved) game but no game_id yet.
+        try:
+            return self.game
+        except Game.DoesNotExist:
+            return None
+
     def clean(self) -> None:
         errors: dict[str, str] = {}
         if self.min_score is not None and self.max_score is not None and self.min_score > self.max_score:
             errors["max_score"] = "Must not be below the minimum."
-        if not errors and (self.timezone or self.game_id):
+        if not errors and (self.timezone or self._game_or_none() is not None):
             errors.update(self._schedule_errors())
         if errors:
             raise ValidationError(errors)

@@ -209,6 +209,14 @@ def test_it_creates_a_game_with_a_key_and_a_board(admin_client):
     assert authorize(raw, "snake").api_key.requests_per_minute == 100
 
 
+def test_it_checks_the_cron_of_a_board_made_with_its_new_game(admin_client):
+    board = Leaderboard(slug="main", name="Main", windows=["custom"], cron="*/5 * * * *")
+    data = game_form(Game(name="Snake"), new_boards=(board,))
+    response = admin_client.post(reverse("admin:core_game_add"), {**data, "slug": "snake"})
+    assert response.status_code == 200 and "a custom window lasts at least 60 minutes" in response.content.decode()
+    assert not Game.objects.exists()
+
+
 def test_it_shows_a_key_added_inline_once_and_stores_only_its_hash(admin_client, game):
     response = admin_client.post(
         change_url(game),
