@@ -12,7 +12,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from core.errors import REDIS_DOWN_MESSAGE, REDIS_ERRORS, ServiceError
-from core.models import Game
+from core.models import Leaderboard
 
 from . import services
 from .models import ArchivedPeriod, ArchivedStanding
@@ -86,14 +86,14 @@ class ArchivedPeriodAdmin(ReadOnlyAdmin):
             return HttpResponseRedirect(request.path)
         rows = []
         redis_down = False
-        for game in Game.objects.order_by("name"):
+        for board in Leaderboard.objects.select_related("game").order_by("game__name", "id"):
             queue = None
             if not redis_down:
                 try:
-                    queue = services.close_jobs_queue(game=game)
+                    queue = services.close_jobs_queue(board=board)
                 except REDIS_ERRORS:
                     redis_down = True
-            rows.append({"game": game, "queue": queue})
+            rows.append({"game": board.game, "board": board, "queue": queue})
         if redis_down:
             self.message_user(request, "Redis is unavailable, so the close jobs cannot be shown.", messages.ERROR)
         context = {
@@ -107,21 +107,25 @@ class ArchivedPeriodAdmin(ReadOnlyAdmin):
         return TemplateResponse(request, "admin/archive/close_jobs.html", context)
 
     def _retry(self, request: HttpRequest) -> None:
-        game_pk = request.POST.get("game", "")
-        game = Game.objects.filter(pk=int(game_pk)).first() if game_pk.isdigit() else None
+        board_pk = request.POST.get("board", "")
+        board = (
+            Leaderboard.objects.select_related("game").filter(pk=int(board_pk)).first() if board_pk.isdigit() else None
+        )
         job = request.POST.get("job", "")
-        if game is None:
-            self.message_user(request, "No such game.", messages.ERROR)
+        if board is None:
+            self.message_user(request, "No such leaderboard.", messages.ERROR)
             return
         try:
-            services.close_job_retry(game=game, job=job)
+            services.close_job_retry(board=board, job=job)
         except ServiceError as error:
             self.message_user(request, error.message, messages.ERROR)
         except REDIS_ERRORS:
             self.message_user(request, REDIS_DOWN_MESSAGE, messages.ERROR)
         else:
             self.message_user(
-                request, f"Close job {job} of {game.slug} is due again; it runs within seconds.", messages.SUCCESS
+                request,
+                f"Close job {job} of {board.game.slug}/{board.slug} is due again; it runs within seconds.",
+                messages.SUCCESS,
             )
 
 

@@ -14,7 +14,7 @@ from django.utils.http import urlencode
 
 from core.audit import Actor
 from core.errors import REDIS_DOWN_MESSAGE, REDIS_ERRORS, ServiceError
-from core.models import MAX_SAFE_SCORE, Game
+from core.models import MAX_SAFE_SCORE, Game, Leaderboard
 from core.text import validate_single_line
 
 from . import ledger
@@ -30,10 +30,10 @@ class ScoreEventAdmin(admin.ModelAdmin):
     """The ledger as the drain copied it: never edited here (a correction is a new event)."""
 
     change_list_template = "admin/archive/scoreevent/change_list.html"
-    list_display = ("at", "game", "kind", "player_id", "value", "display_name", "mode", "event_id")
+    list_display = ("at", "game", "leaderboard", "kind", "player_id", "value", "display_name", "mode", "event_id")
     list_filter = ("game", "kind")
     search_fields = ("player_id",)
-    list_select_related = ("game",)
+    list_select_related = ("game", "leaderboard")
     ordering = ("-stream_ms", "-stream_seq")
     fields = (
         "game",
@@ -63,13 +63,13 @@ class ScoreEventAdmin(admin.ModelAdmin):
 
     @admin.action(description="Correct the score of this event's player", permissions=["correct"])
     def correct_player(self, request: HttpRequest, queryset: QuerySet[ScoreEvent]) -> HttpResponse | None:
-        players = list(queryset.order_by().values_list("game_id", "player_id").distinct()[:2])
+        players = list(queryset.order_by().values_list("leaderboard_id", "player_id").distinct()[:2])
         if len(players) != 1:
             self.message_user(request, "Select the events of one player to correct their score.", messages.WARNING)
             return None
-        ((game_id, player_id),) = players
+        ((board_id, player_id),) = players
         return HttpResponseRedirect(
-            f"{reverse(CORRECT_URL_NAME)}?{urlencode({'game': str(game_id), 'player_id': str(player_id)})}"
+            f"{reverse(CORRECT_URL_NAME)}?{urlencode({'leaderboard': str(board_id), 'player_id': str(player_id)})}"
         )
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, object] | None = None) -> HttpResponse:
@@ -81,13 +81,14 @@ class ScoreEventAdmin(admin.ModelAdmin):
         return [path("correct/", view, name=CORRECT_URL_NAME.removeprefix("admin:")), *super().get_urls()]
 
     def correct_view(self, request: HttpRequest) -> HttpResponse:
-        """GET: the correction form (prefilled from ?game=&player_id=); POST: apply it."""
+        """GET: the correction form (prefilled from ?leaderboard=&player_id=); POST: apply it."""
         if not self.has_correct_permission(request):
             raise PermissionDenied
         if request.method == "POST":
             form = CorrectionForm(request.POST)
             if form.is_valid() and self._correct(request, form):
-                return HttpResponseRedirect(self._events_url(form.cleaned_data["game"], form.cleaned_data["player_id"]))
+                board = form.cleaned_data["leaderboard"]
+                return HttpResponseRedirect(self._events_url(board.game, form.cleaned_data["player_id"]))
         else:
             form = CorrectionForm(initial=request.GET.dict())
         context = {
@@ -100,10 +101,11 @@ class ScoreEventAdmin(admin.ModelAdmin):
 
     def _correct(self, request: HttpRequest, form: CorrectionForm) -> bool:
         data = form.cleaned_data
-        game: Game = data["game"]
+        board: Leaderboard = data["leaderboard"]
+        game = board.game
         try:
             corrected = ledger.score_correct(
-                game=game,
+                board=board,
                 player_id=data["player_id"],
                 value=data["value"],
                 reason=data["reason"],
@@ -134,13 +136,15 @@ class ScoreEventAdmin(admin.ModelAdmin):
 
 
 class CorrectionForm(forms.Form):
-    game = forms.ModelChoiceField(queryset=Game.objects.order_by("name"))
+    leaderboard = forms.ModelChoiceField(
+        queryset=Leaderboard.objects.select_related("game").order_by("game__name", "id"), label="Game and leaderboard"
+    )
     player_id = forms.CharField(max_length=64)
     value = forms.IntegerField(
         min_value=-MAX_SAFE_SCORE,
         max_value=MAX_SAFE_SCORE,
-        help_text="Increment games: the amount to add (negative to take away). "
-        "Best and latest games: the player's new score on the current boards, even if lower than their best.",
+        help_text="Increment boards: the amount to add (negative to take away). "
+        "Best and latest boards: the player's new score in the current periods, even if lower than their best.",
     )
     reason = forms.CharField(
         max_length=ledger.CORRECTION_REASON_MAX_CHARS,

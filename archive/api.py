@@ -15,15 +15,19 @@ from ninja import Query, Router, Schema
 from pydantic import Field
 
 from core.api import READ_ERRORS, checked_player_id, game_or_404
-from games.api import Ids, Limit, Offset, Radius, board_out, not_on_board, player_ids_param
+from games.api import Ids, Limit, Offset, Radius, board_of, not_on_board, player_ids_param, standings_out
 from games.schemas import BoardOut, FriendsOut, StandingOut
 
 from . import selectors
 
+# The list of a board's archived periods: mounted before games/api.py's reads, whose
+# '/leaderboards/{board}/{period}' would take '.../periods'.
+listing = Router(tags=["history"])
 router = Router(tags=["history"])
 
 
 class ArchivedPeriodOut(Schema):
+    leaderboard: str
     period: str
     period_id: str
     starts_at: dt.datetime
@@ -37,27 +41,32 @@ class ArchivedPeriodsOut(Schema):
     periods: list[ArchivedPeriodOut]
 
 
-@router.get(
-    "/games/{game}/periods",
+@listing.get(
+    "/games/{game}/leaderboards/{board}/periods",
     response={200: ArchivedPeriodsOut, **READ_ERRORS},
     summary="Archived periods",
 )
 async def archived_periods(
     request: HttpRequest,
     game: str,
-    period: Literal["daily", "weekly", "monthly"] | None = Query(None, description="Only periods of this kind."),
+    board: str,
+    period: Literal["daily", "weekly", "monthly", "custom", "all-time"] | None = Query(
+        None, description="Only periods of this window."
+    ),
     offset: int = Offset,
     limit: int = Limit,
 ) -> Any:
-    """Finished periods whose final standings are archived, newest first. Read each one's
-    standings at `/games/{game}/leaderboards/{period}/{period_id}`."""
+    """A board's finished periods whose final standings are archived, newest first. Read each
+    one's standings at `/games/{game}/leaderboards/{board}/{period}/{period_id}`."""
+    found = await board_of(game, board)
     total, archives = await selectors.archived_periods(
-        game=await game_or_404(game), period=period, offset=offset, limit=limit
+        game=await game_or_404(game), board=found, period=period, offset=offset, limit=limit
     )
     return {
         "total": total,
         "periods": [
             {
+                "leaderboard": a.leaderboard,
                 "period": a.period.kind,
                 "period_id": a.period.id,
                 "starts_at": a.period.starts_at,
@@ -71,62 +80,67 @@ async def archived_periods(
 
 
 @router.get(
-    "/games/{game}/leaderboards/{period}/{period_id}/players",
+    "/games/{game}/leaderboards/{board}/{period}/{period_id}/players",
     response={200: FriendsOut, **READ_ERRORS},
     summary="Friends view of a named period",
 )
-async def friends_named(request: HttpRequest, game: str, period: str, period_id: str, ids: str = Ids) -> Any:
-    board, missing = await selectors.period_ranked(
-        game=await game_or_404(game), period=period, period_id=period_id, player_ids=player_ids_param(ids)
+async def friends_named(
+    request: HttpRequest, game: str, board: str, period: str, period_id: str, ids: str = Ids
+) -> Any:
+    found = await board_of(game, board)
+    page, missing = await selectors.period_ranked(
+        board=found, period=period, period_id=period_id, player_ids=player_ids_param(ids)
     )
-    return {**board_out(board), "missing": missing}
+    return {**standings_out(found, page), "missing": missing}
 
 
 @router.get(
-    "/games/{game}/leaderboards/{period}/{period_id}/players/{player_id}",
+    "/games/{game}/leaderboards/{board}/{period}/{period_id}/players/{player_id}",
     response={200: StandingOut, **READ_ERRORS},
     summary="A player's standing in a named period",
 )
-async def standing_named(request: HttpRequest, game: str, period: str, period_id: str, player_id: str) -> Any:
-    found = await selectors.period_standing(
-        game=await game_or_404(game), period=period, period_id=period_id, player_id=checked_player_id(player_id)
+async def standing_named(
+    request: HttpRequest, game: str, board: str, period: str, period_id: str, player_id: str
+) -> Any:
+    standing = await selectors.period_standing(
+        board=await board_of(game, board), period=period, period_id=period_id, player_id=checked_player_id(player_id)
     )
-    if found is None:
+    if standing is None:
         raise not_on_board(player_id)
-    return vars(found)
+    return vars(standing)
 
 
 @router.get(
-    "/games/{game}/leaderboards/{period}/{period_id}/players/{player_id}/around",
+    "/games/{game}/leaderboards/{board}/{period}/{period_id}/players/{player_id}/around",
     response={200: BoardOut, **READ_ERRORS},
     summary="Players around a player in a named period",
 )
 async def around_named(
-    request: HttpRequest, game: str, period: str, period_id: str, player_id: str, radius: int = Radius
+    request: HttpRequest, game: str, board: str, period: str, period_id: str, player_id: str, radius: int = Radius
 ) -> Any:
-    board = await selectors.period_around(
-        game=await game_or_404(game),
+    found = await board_of(game, board)
+    page = await selectors.period_around(
+        board=found,
         period=period,
         period_id=period_id,
         player_id=checked_player_id(player_id),
         radius=radius,
     )
-    if board is None:
+    if page is None:
         raise not_on_board(player_id)
-    return board_out(board)
+    return standings_out(found, page)
 
 
 @router.get(
-    "/games/{game}/leaderboards/{period}/{period_id}",
+    "/games/{game}/leaderboards/{board}/{period}/{period_id}",
     response={200: BoardOut, **READ_ERRORS},
     summary="Standings of a named period",
 )
 async def leaderboard_named(
-    request: HttpRequest, game: str, period: str, period_id: str, offset: int = Offset, limit: int = Limit
+    request: HttpRequest, game: str, board: str, period: str, period_id: str, offset: int = Offset, limit: int = Limit
 ) -> Any:
-    """A period by id (e.g. `2026-11-22`, `2026-W47`, `2026-11`): from Redis while it is open or not yet
-    archived, then from the archive in the database, with the same shapes."""
-    board = await selectors.period_page(
-        game=await game_or_404(game), period=period, period_id=period_id, offset=offset, limit=limit
-    )
-    return board_out(board)
+    """A period by id (e.g. `2026-11-22`, `2026-W47`, `2026-11`, `2026-11-20T17:00Z`): from Redis
+    while it is open or not yet archived, then from the archive in the database, with the same shapes."""
+    found = await board_of(game, board)
+    page = await selectors.period_page(board=found, period=period, period_id=period_id, offset=offset, limit=limit)
+    return standings_out(found, page)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from core.models import PLAYER_ID_MAX_CHARS, Game, validate_player_id
+from core.models import PLAYER_ID_MAX_CHARS, Game, Leaderboard, validate_player_id
 
 
 class ArchivedPeriod(models.Model):
@@ -22,9 +22,12 @@ class ArchivedPeriod(models.Model):
         # The final standings; the Redis board's expiry was then shortened.
         COMPLETE = "complete", "complete"
 
+    # The game too: its history page lists every board's archives in one query.
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="archived_periods")
+    leaderboard = models.ForeignKey(Leaderboard, on_delete=models.CASCADE, related_name="archived_periods")
     period = models.CharField(max_length=10)
-    period_id = models.CharField(max_length=10)
+    # Up to a custom period's id, its UTC start: '2026-11-20T17:00Z'.
+    period_id = models.CharField(max_length=20)
     starts_at = models.DateTimeField()
     ends_at = models.DateTimeField()
     total = models.PositiveIntegerField(default=0)
@@ -37,12 +40,15 @@ class ArchivedPeriod(models.Model):
     class Meta:
         ordering = ["game", "-ends_at", "period"]
         constraints = [
-            models.UniqueConstraint(fields=["game", "period", "period_id"], name="one_archive_per_period"),
+            models.UniqueConstraint(fields=["leaderboard", "period", "period_id"], name="one_archive_per_board_period"),
         ]
-        indexes = [models.Index(fields=["game", "-ends_at"], name="archive_game_newest")]
+        indexes = [
+            models.Index(fields=["game", "-ends_at"], name="archive_game_newest"),
+            models.Index(fields=["leaderboard", "-ends_at"], name="archive_board_newest"),
+        ]
 
     def __str__(self) -> str:
-        return f"{self.game.slug} {self.period} {self.period_id} ({self.status})"
+        return f"{self.game.slug}/{self.leaderboard.slug} {self.period} {self.period_id} ({self.status})"
 
 
 class ArchivedStanding(models.Model):
@@ -51,6 +57,8 @@ class ArchivedStanding(models.Model):
     player_id = models.CharField(max_length=PLAYER_ID_MAX_CHARS, validators=[validate_player_id])
     display_name = models.CharField(max_length=64, blank=True)
     score = models.BigIntegerField()
+    # The entry's metadata when the period closed (what the submission that set it carried).
+    metadata = models.JSONField(null=True, blank=True)
     run = models.CharField(max_length=32, editable=False)
 
     class Meta:
@@ -68,14 +76,15 @@ class ArchivedStanding(models.Model):
 
 
 class ScoreEvent(models.Model):
-    """One applied submission (or admin correction), copied from the game's ledger stream."""
+    """One applied submission (or admin correction), copied from its leaderboard's ledger stream."""
 
     class Kind(models.TextChoices):
         SUBMIT = "submit", "submission"
         CORRECTION = "correction", "correction"
 
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="score_events")
-    # The stream entry id '<ms>-<seq>': unique per game, so a re-delivered entry is not stored twice.
+    leaderboard = models.ForeignKey(Leaderboard, on_delete=models.CASCADE, related_name="score_events")
+    # The stream entry id '<ms>-<seq>': unique per board, so a re-delivered entry is not stored twice.
     event_id = models.CharField(max_length=40)
     # The id's two parts, for ordering replays numerically.
     stream_ms = models.BigIntegerField()
@@ -84,7 +93,8 @@ class ScoreEvent(models.Model):
     player_id = models.CharField(max_length=64)
     display_name = models.CharField(max_length=64, blank=True, help_text="As submitted; empty kept the stored name.")
     value = models.BigIntegerField(help_text="The score as submitted (increment games: the amount added).")
-    mode = models.CharField(max_length=10, help_text="The game's mode when it was applied.")
+    mode = models.CharField(max_length=10, help_text="The board's mode when it was applied.")
+    metadata = models.JSONField(null=True, blank=True, help_text="As submitted, for the entry.")
     # When it was applied: its boards are the periods that contain this instant.
     at = models.DateTimeField()
     # Why an admin made a correction (empty for submissions).
@@ -92,11 +102,13 @@ class ScoreEvent(models.Model):
 
     class Meta:
         ordering = ["game", "stream_ms", "stream_seq"]
-        constraints = [models.UniqueConstraint(fields=["game", "event_id"], name="one_event_per_stream_id")]
+        constraints = [
+            models.UniqueConstraint(fields=["leaderboard", "event_id"], name="one_event_per_board_stream_id")
+        ]
         indexes = [
-            models.Index(fields=["game", "stream_ms", "stream_seq"], name="score_event_replay"),
+            models.Index(fields=["leaderboard", "stream_ms", "stream_seq"], name="score_event_board_replay"),
             models.Index(fields=["game", "player_id", "stream_ms"], name="score_event_player"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.game.slug} {self.event_id} {self.player_id} {self.value}"
+        return f"{self.game.slug}/{self.leaderboard.slug} {self.event_id} {self.player_id} {self.value}"

@@ -22,7 +22,7 @@ from django.db import connection
 from django.db.models import Count, F, Q, QuerySet
 from django.db.models.functions import Collate
 
-from core.config import GameConfig
+from core.config import BoardConfig, GameConfig
 from core.errors import ServiceError
 from games import periods
 from games import selectors as board_reads
@@ -30,8 +30,8 @@ from games.selectors import Board, Entry, Standing
 
 from .models import ArchivedPeriod, ArchivedStanding
 
-# The period kinds that close and get archived (all-time never ends).
-ARCHIVED_KINDS: tuple[str, ...] = (periods.DAILY, periods.WEEKLY, periods.MONTHLY)
+# The windows whose periods close and get archived (all-time, too, on a board with a season).
+ARCHIVED_KINDS: tuple[str, ...] = (periods.DAILY, periods.WEEKLY, periods.MONTHLY, periods.CUSTOM, periods.ALL_TIME)
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ class Archived:
     """One complete archived period (the header of its final standings)."""
 
     pk: int
+    leaderboard: str  # the board's slug
     period: periods.Period
     total: int
     archived_at: dt.datetime | None
@@ -48,6 +49,7 @@ class Archived:
 class Placement:
     """Where a player finished in one archived period."""
 
+    leaderboard: str  # the board's slug
     period: periods.Period
     rank: int
     total: int
@@ -55,9 +57,10 @@ class Placement:
     display_name: str
 
 
-def _archived(row: ArchivedPeriod) -> Archived:
+def _archived(row: ArchivedPeriod, board_slug: str) -> Archived:
     return Archived(
         pk=row.pk,
+        leaderboard=board_slug,
         period=periods.Period(row.period, row.period_id, row.starts_at, row.ends_at),
         total=row.total,
         archived_at=row.archived_at,
@@ -68,8 +71,8 @@ def _archived(row: ArchivedPeriod) -> Archived:
 # game / archived period and so would join their tables into every read.
 
 
-def _complete(game: GameConfig) -> QuerySet[ArchivedPeriod]:
-    return ArchivedPeriod.objects.filter(game_id=game.id, status=ArchivedPeriod.Status.COMPLETE).order_by()
+def _complete(board: BoardConfig) -> QuerySet[ArchivedPeriod]:
+    return ArchivedPeriod.objects.filter(leaderboard_id=board.id, status=ArchivedPeriod.Status.COMPLETE).order_by()
 
 
 def _newest_first(rows: QuerySet, prefix: str = "") -> QuerySet:
@@ -91,15 +94,15 @@ def _standings(archive: Archived) -> QuerySet[ArchivedStanding]:
     return ArchivedStanding.objects.filter(archived_period_id=archive.pk).order_by()
 
 
-def _entry(player_id: str, rank: int, display_name: str, score: int) -> Entry:
+def _entry(player_id: str, rank: int, display_name: str, score: int, metadata: dict | None = None) -> Entry:
     # The live board shows the player_id for a player with no stored name.
-    return Entry(rank=rank, player_id=player_id, display_name=display_name or player_id, score=score)
+    return Entry(rank=rank, player_id=player_id, display_name=display_name or player_id, score=score, metadata=metadata)
 
 
-async def complete_period(*, game: GameConfig, period: str, period_id: str) -> Archived | None:
+async def complete_period(*, board: BoardConfig, period: str, period_id: str) -> Archived | None:
     """The complete archive of one period, or None if there is none (yet)."""
-    row = await _complete(game).filter(period=period, period_id=period_id).order_by("pk").afirst()
-    return _archived(row) if row is not None else None
+    row = await _complete(board).filter(period=period, period_id=period_id).order_by("pk").afirst()
+    return _archived(row, board.slug) if row is not None else None
 
 
 async def _window(archive: Archived, start: int, stop: int) -> list[Entry]:
@@ -120,7 +123,7 @@ async def _window(archive: Archived, start: int, stop: int) -> list[Entry]:
     rows = (
         standings.filter(rank__gte=first_rank, rank__lte=stop + 1)
         .order_by("rank", _byte_order("player_id").asc())
-        .values_list("player_id", "rank", "display_name", "score")[skip : skip + stop - start + 1]
+        .values_list("player_id", "rank", "display_name", "score", "metadata")[skip : skip + stop - start + 1]
     )
     return [_entry(*row) async for row in rows]
 
@@ -180,11 +183,11 @@ async def archived_standings(*, archive: Archived, player_ids: Sequence[str]) ->
         row
         async for row in _standings(archive)
         .filter(player_id__in=list(player_ids))
-        .values_list("player_id", "rank", "display_name", "score")
+        .values_list("player_id", "rank", "display_name", "score", "metadata")
     ]
     if not rows:
         return []
-    ranks = {rank for _, rank, _, _ in rows}
+    ranks = {rank for _, rank, _, _, _ in rows}
     equal = {
         row["rank"]: row["n"]
         async for row in _standings(archive).filter(rank__in=ranks).values("rank").annotate(n=Count("pk")).order_by()
@@ -198,22 +201,32 @@ async def archived_standings(*, archive: Archived, player_ids: Sequence[str]) ->
             score=score,
             total=total,
             percentile=round(100 * (total - (rank - 1) - equal[rank]) / total, 2),
+            metadata=metadata,
         )
-        for player_id, rank, name, score in rows
+        for player_id, rank, name, score, metadata in rows
     ]
     found.sort(key=lambda s: (s.rank, s.player_id.encode()))
     return found
 
 
 async def archived_periods(
-    *, game: GameConfig, period: str | None = None, offset: int = 0, limit: int = 50
+    *, game: GameConfig, board: BoardConfig | None = None, period: str | None = None, offset: int = 0, limit: int = 50
 ) -> tuple[int, list[Archived]]:
-    """Complete archived periods of the game (of one kind if ``period``), newest first, and how many."""
-    rows = _complete(game)
+    """Complete archived periods of one board (or of every board of the game), of one window
+    if ``period``, newest first, and how many."""
+    if board is not None:
+        rows = _complete(board)
+    else:
+        rows = ArchivedPeriod.objects.filter(game_id=game.id, status=ArchivedPeriod.Status.COMPLETE).order_by()
     if period is not None:
         rows = rows.filter(period=period)
     total = await rows.acount()
-    page = [_archived(row) async for row in _newest_first(rows)[offset : offset + limit]] if offset < total else []
+    if offset >= total:
+        return total, []
+    slugs = {b.id: b.slug for b in game.boards}
+    page = [
+        _archived(row, slugs.get(row.leaderboard_id, "")) async for row in _newest_first(rows)[offset : offset + limit]
+    ]
     return total, page
 
 
@@ -233,7 +246,8 @@ async def winners(*, archives: Sequence[Archived]) -> dict[int, Entry]:
 async def player_placements(
     *, game: GameConfig, player_id: str, period: str | None = None, limit: int = 30
 ) -> list[Placement]:
-    """The player's final placements in complete archived periods (of one kind if ``period``), newest first."""
+    """The player's final placements in complete archived periods of every board of the game
+    (of one window if ``period``), newest first."""
     rows = ArchivedStanding.objects.filter(
         player_id=player_id,
         archived_period__game_id=game.id,
@@ -242,9 +256,11 @@ async def player_placements(
     if period is not None:
         rows = rows.filter(archived_period__period=period)
     rows = _newest_first(rows, "archived_period__").select_related("archived_period")[:limit]
+    slugs = {b.id: b.slug for b in game.boards}
     return [
         Placement(
-            period=_archived(row.archived_period).period,
+            leaderboard=slugs.get(row.archived_period.leaderboard_id, ""),
+            period=_archived(row.archived_period, "").period,
             rank=row.rank,
             total=row.archived_period.total,
             score=row.score,
@@ -270,55 +286,57 @@ async def has_placements(*, game: GameConfig, player_id: str) -> bool:
 # --------------------------------------------------------------------------- named periods
 
 
-async def _named(game: GameConfig, period: str, period_id: str) -> tuple[periods.Period, Archived | None]:
+async def _named(board: BoardConfig, period: str, period_id: str) -> tuple[periods.Period, Archived | None]:
     """The period to read, and its complete archive if it has one (read that instead of Redis).
 
     A past period without a complete archive is read from Redis while its board is kept (else 404).
     """
-    resolved, is_current = board_reads.resolve_period(game=game, period=period, period_id=period_id)
+    resolved, is_current = board_reads.resolve_period(board=board, period=period, period_id=period_id)
     if is_current:
         return resolved, None
-    archive = await complete_period(game=game, period=resolved.kind, period_id=resolved.id)
+    archive = await complete_period(board=board, period=resolved.kind, period_id=resolved.id)
     if archive is not None:
         return archive.period, archive
-    if not await board_reads.board_kept(game=game, period=resolved):
-        raise ServiceError(404, "period_not_found", f"No {resolved.kind} board {resolved.id} is kept for this game.")
+    if not await board_reads.board_kept(board=board, period=resolved):
+        raise ServiceError(
+            404, "period_not_found", f"No {resolved.kind} period {resolved.id} is kept for this leaderboard."
+        )
     return resolved, None
 
 
-async def period_page(*, game: GameConfig, period: str, period_id: str, offset: int = 0, limit: int = 50) -> Board:
-    resolved, archive = await _named(game, period, period_id)
+async def period_page(*, board: BoardConfig, period: str, period_id: str, offset: int = 0, limit: int = 50) -> Board:
+    resolved, archive = await _named(board, period, period_id)
     if archive is not None:
         return await archived_page(archive=archive, offset=offset, limit=limit)
-    return await board_reads.board_page(game=game, period=resolved, offset=offset, limit=limit)
+    return await board_reads.board_page(board=board, period=resolved, offset=offset, limit=limit)
 
 
 async def period_around(
-    *, game: GameConfig, period: str, period_id: str, player_id: str, radius: int = 5
+    *, board: BoardConfig, period: str, period_id: str, player_id: str, radius: int = 5
 ) -> Board | None:
-    resolved, archive = await _named(game, period, period_id)
+    resolved, archive = await _named(board, period, period_id)
     if archive is not None:
         return await archived_around(archive=archive, player_id=player_id, radius=radius)
-    return await board_reads.board_around(game=game, period=resolved, player_id=player_id, radius=radius)
+    return await board_reads.board_around(board=board, period=resolved, player_id=player_id, radius=radius)
 
 
-async def period_standing(*, game: GameConfig, period: str, period_id: str, player_id: str) -> Standing | None:
-    resolved, archive = await _named(game, period, period_id)
+async def period_standing(*, board: BoardConfig, period: str, period_id: str, player_id: str) -> Standing | None:
+    resolved, archive = await _named(board, period, period_id)
     if archive is not None:
         found = await archived_standings(archive=archive, player_ids=[player_id])
     else:
-        _, found = await board_reads.board_standings(game=game, period=resolved, player_ids=[player_id])
+        _, found = await board_reads.board_standings(board=board, period=resolved, player_ids=[player_id])
     return found[0] if found else None
 
 
 async def period_ranked(
-    *, game: GameConfig, period: str, period_id: str, player_ids: Sequence[str]
+    *, board: BoardConfig, period: str, period_id: str, player_ids: Sequence[str]
 ) -> tuple[Board, list[str]]:
     """The given players ranked within a named period's whole board, and those not on it."""
-    resolved, archive = await _named(game, period, period_id)
+    resolved, archive = await _named(board, period, period_id)
     unique = list(dict.fromkeys(player_ids))
     if archive is not None:
         found = await archived_standings(archive=archive, player_ids=unique)
         return board_reads.ranked_board(archive.period, archive.total, found, unique)
-    total, found = await board_reads.board_standings(game=game, period=resolved, player_ids=unique)
+    total, found = await board_reads.board_standings(board=board, period=resolved, player_ids=unique)
     return board_reads.ranked_board(resolved, total, found, unique)

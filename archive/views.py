@@ -16,6 +16,11 @@ from . import selectors
 HISTORY_PAGE_SIZE = 30
 
 
+def live_board(game: config.GameConfig) -> config.BoardConfig | None:
+    """The board a page shows when none is named: the game's first active one."""
+    return next((b for b in game.boards if b.active), None)
+
+
 def _pages(total: int, page_size: int) -> int:
     return max(1, -(-total // page_size))
 
@@ -26,18 +31,23 @@ async def history_page(request: HttpRequest, game: str) -> HttpResponse:
         return not_found(request, f"There is no game “{game}”.")
     kind = request.GET.get("period") or None
     if kind is not None and kind not in selectors.ARCHIVED_KINDS:
-        return not_found(request, f"{config_.name} has no “{kind}” history: periods are daily, weekly or monthly.")
+        windows = ", ".join(selectors.ARCHIVED_KINDS)
+        return not_found(request, f"{config_.name} has no “{kind}” history: windows are {windows}.")
+    board_slug = request.GET.get("board") or None
+    board = config_.board_named(board_slug) if board_slug else None
+    if board_slug and board is None:
+        return not_found(request, f"{config_.name} has no leaderboard “{board_slug[:70]}”.")
 
     page = positive_int(request.GET.get("page"), 1)
     total, archives = await selectors.archived_periods(
-        game=config_, period=kind, offset=(page - 1) * HISTORY_PAGE_SIZE, limit=HISTORY_PAGE_SIZE
+        game=config_, board=board, period=kind, offset=(page - 1) * HISTORY_PAGE_SIZE, limit=HISTORY_PAGE_SIZE
     )
     pages = _pages(total, HISTORY_PAGE_SIZE)
     if page > pages:
         # An old link past the end: show the last page rather than nothing.
         page = pages
         total, archives = await selectors.archived_periods(
-            game=config_, period=kind, offset=(page - 1) * HISTORY_PAGE_SIZE, limit=HISTORY_PAGE_SIZE
+            game=config_, board=board, period=kind, offset=(page - 1) * HISTORY_PAGE_SIZE, limit=HISTORY_PAGE_SIZE
         )
     winners = await selectors.winners(archives=archives)
     return render(
@@ -46,7 +56,8 @@ async def history_page(request: HttpRequest, game: str) -> HttpResponse:
         {
             "game": config_,
             "kind": kind,
-            "kinds": [k for k in selectors.ARCHIVED_KINDS if k in config_.periods or k == kind],
+            "leaderboard": board,
+            "kinds": [k for k in selectors.ARCHIVED_KINDS if any(k in b.windows for b in config_.boards) or k == kind],
             "rows": [(archive, winners.get(archive.pk)) for archive in archives],
             "total": total,
             "page": page,
@@ -61,9 +72,11 @@ async def period_page(request: HttpRequest, game: str, period: str, period_id: s
     config_ = await config.get_game(game)
     if config_ is None:
         return not_found(request, f"There is no game “{game}”.")
+    board_slug = request.GET.get("board") or None
+    board = config_.board_named(board_slug) if board_slug else live_board(config_)
     archive = None
-    if period in selectors.ARCHIVED_KINDS:
-        archive = await selectors.complete_period(game=config_, period=period, period_id=period_id)
+    if board is not None and period in selectors.ARCHIVED_KINDS:
+        archive = await selectors.complete_period(board=board, period=period, period_id=period_id)
     if archive is None:
         return not_found(request, f"{config_.name} has no final {period} standings for “{period_id}”.")
 
@@ -74,15 +87,16 @@ async def period_page(request: HttpRequest, game: str, period: str, period_id: s
         page = await selectors.player_page_number(archive=archive, player_id=player, page_size=PAGE_SIZE) or 1
     pages = _pages(archive.total, PAGE_SIZE)
     page = min(page, pages)
-    board = await selectors.archived_page(archive=archive, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
+    standings = await selectors.archived_page(archive=archive, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
     return render(
         request,
         "archive/period.html",
         {
             "game": config_,
+            "leaderboard": board,
             "archive": archive,
             "period": period,
-            "board": board,
+            "board": standings,
             "highlight": player,
             # The board table marks online players; a finished period shows none.
             "online": set(),

@@ -27,7 +27,7 @@ from ninja.signature.utils import get_typed_signature
 from . import clock, config
 from .apikeys import Authorized, request_authorize
 from .errors import UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECS, ServiceError, is_unavailable
-from .models import PLAYER_ID_MESSAGE, is_player_id
+from .models import PLAYER_ID_MESSAGE, ApiKey, is_player_id
 from .schemas import ErrorOut
 
 logger = logging.getLogger("core.api")
@@ -58,6 +58,7 @@ ERRORS: dict[int, type] = {
     401: ErrorOut,
     403: ErrorOut,
     404: ErrorOut,
+    409: ErrorOut,
     413: ErrorOut,
     422: ErrorOut,
     429: ErrorOut,
@@ -150,8 +151,15 @@ class Ok:
 AuthorizedView = Callable[..., Awaitable[Ok]]
 
 
-def authorized(view: AuthorizedView | None = None, *, items: Callable[[dict[str, Any]], int] | None = None) -> Any:
-    """``@authorized``, or ``@authorized(items=lambda kwargs: ...)`` for a request of many items.
+def authorized(
+    view: AuthorizedView | None = None,
+    *,
+    items: Callable[[dict[str, Any]], int] | None = None,
+    manage: bool = False,
+) -> Any:
+    """``@authorized``, or ``@authorized(items=lambda kwargs: ...)`` for a request of many items,
+    or ``@authorized(manage=True)`` for an endpoint only ``manage`` keys may call (403 ``scope``
+    for a ``submit`` key; a ``manage`` key may also do all a ``submit`` key does).
 
     Authorizes the request's API key for its ``{game}`` and takes one request, and
     ``items(view kwargs)`` items (1 by default), from the key's budgets, then calls the
@@ -176,6 +184,10 @@ def authorized(view: AuthorizedView | None = None, *, items: Callable[[dict[str,
                 items=max(1, items(kwargs)) if items is not None else 1,
             )
             try:
+                if manage and key.api_key.scope != ApiKey.Scope.MANAGE:
+                    raise ServiceError(
+                        403, "scope", "This needs an API key with the manage scope; this key may only submit."
+                    )
                 ok = await view(request, key=key, **kwargs)
             except ServiceError as error:
                 error.headers = {**key.rate_headers, **error.headers}

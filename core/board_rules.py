@@ -251,3 +251,26 @@ def format_score(value: int, fmt: str) -> str:
         whole, fraction = divmod(magnitude, 10**places)
         return f"{sign}{whole:,}.{fraction:0{places}d}"
     return f"{sign}{magnitude:,}"
+
+
+# --------------------------------------------------------------------------- sort keys
+
+
+def next_sort_key(*, mode: str, stored: int | None, value: int, bits: int, offset_ms: int) -> int | None:
+    """The sort key an entry gets from one submission, or None when it keeps ``stored`` (what
+    games/lua/submit_score.lua does, for the rebuild and the tests' reference).
+
+    ``value`` is the submission's sort base (the score, negated when higher is better; the
+    amount for increment); a key is base * 2**bits + ms since its period started, bits 0 for
+    ties 'shared'. A score reached again keeps the moment it was first reached.
+    """
+    old_base = None if stored is None else stored >> bits
+    if mode == "increment":
+        base = (old_base or 0) + value
+    elif mode == "best" and old_base is not None and old_base <= value:
+        return None
+    else:
+        base = value
+    if base == old_base:
+        return None
+    return (base << bits) + (offset_ms if bits else 0)

@@ -9,13 +9,15 @@ reloads the entry before the submission is applied.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass
+from zoneinfo import ZoneInfo
 
 from cachetools import TTLCache
 from django.conf import settings
 
 from . import board_rules, clock, keys
-from .models import SLUG_MAX_CHARS, ApiKey, Game, Leaderboard
+from .models import MAX_SAFE_SCORE, SLUG_MAX_CHARS, ApiKey, Game, Leaderboard
 from .redis import get_redis
 
 
@@ -45,13 +47,55 @@ class BoardConfig:
     def higher_is_better(self) -> bool:
         return self.order == Leaderboard.Order.DESC
 
-    def sort_key(self, score: int) -> int:
-        """Boards store ascending sort keys (best first): negate when higher is better."""
+    @property
+    def ref(self) -> str:
+        """The board's name in Redis keys and live messages: 'game.board'."""
+        return keys.board_ref(self.game_slug, self.slug)
+
+    def is_open(self, at: dt.datetime) -> bool:
+        """Whether the board takes scores at ``at``: active, and within its season if it has one."""
+        if not self.active:
+            return False
+        return (self.starts_at is None or at >= self.starts_at) and (self.ends_at is None or at < self.ends_at)
+
+    def tie_bits(self, window: str) -> int:
+        """Low bits of the window's sort keys that hold the ms since its period started
+        (ties 'earliest'); 0 when equal scores share a rank."""
+        return self._bits.get(window, 0)
+
+    @functools.cached_property
+    def _bits(self) -> dict[str, int]:
+        if self.ties != Leaderboard.Ties.EARLIEST:
+            return {}
+        tz = ZoneInfo(self.timezone)
+        bits = {}
+        for window in self.windows:
+            longest = board_rules.longest_period_ms(
+                window, cron=self.cron, tz=tz, starts_at=self.starts_at, ends_at=self.ends_at
+            )
+            if longest is not None:
+                bits[window] = board_rules.tie_bits(longest)
+        return bits
+
+    def max_abs(self, window: str) -> int:
+        """The largest |score| (or |total|) the window's sort keys hold exactly."""
+        bits = self.tie_bits(window)
+        return board_rules.earliest_score_limit(bits) if bits else MAX_SAFE_SCORE
+
+    def sort_base(self, score: int) -> int:
+        """Boards sort ascending (best first): the score, negated when higher is better. An
+        'earliest' key is this base * 2**bits + the ms since the period started."""
         return -score if self.higher_is_better else score
 
-    def score_from_sort_key(self, raw: str) -> int:
-        value = int(raw) if raw.lstrip("-").isdigit() else int(float(raw))
+    def score_from_base(self, raw: str | int) -> int:
+        """The score of a sort base the scripts return."""
+        value = int(raw) if isinstance(raw, int) or raw.lstrip("-").isdigit() else int(float(raw))
         return -value if self.higher_is_better else value
+
+    def score_from_key(self, raw: str, window: str) -> int:
+        """The score of a sort key read from a board of ``window``."""
+        key = int(raw) if raw.lstrip("-").isdigit() else int(float(raw))
+        return self.score_from_base(key >> self.tie_bits(window))
 
     @classmethod
     def from_model(cls, board: Leaderboard, game: Game) -> BoardConfig:
@@ -112,6 +156,10 @@ class GameConfig:
     version: str
     boards: tuple[BoardConfig, ...]
 
+    def board_named(self, slug: str) -> BoardConfig | None:
+        """The game's board with this slug (active or not), or None."""
+        return next((b for b in self.boards if b.slug == slug), None)
+
     @property
     def board(self) -> BoardConfig:
         """The board the single-board data path serves: the game's first active one."""
@@ -142,12 +190,6 @@ class GameConfig:
     @property
     def higher_is_better(self) -> bool:
         return self.board.higher_is_better
-
-    def sort_key(self, score: int) -> int:
-        return self.board.sort_key(score)
-
-    def score_from_sort_key(self, raw: str) -> int:
-        return self.board.score_from_sort_key(raw)
 
     @classmethod
     def from_model(cls, game: Game, version: str) -> GameConfig:

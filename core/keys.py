@@ -1,36 +1,169 @@
 """Every Redis key name the product uses, and nothing else formats one.
 
-All keys of a game carry the hash tag ``{slug}`` so that a script touching
-several of them stays on one Redis Cluster slot. Slugs are ``[a-z0-9-]``, so
-they can never contain a brace themselves.
+Two hash tags, so that each script's keys share one Redis Cluster slot while a game's
+boards spread over many slots:
+
+- a **board's** keys carry ``{game.board}`` (a *board ref*, :func:`board_ref`): its period
+  ZSETs and their entry metadata, the hidden copy, anti-spam, idempotency, ledger, close jobs
+  and live versions: everything one submission to one board checks and writes atomically;
+- a **game's** keys carry ``{game}``: names and their index, the master hidden set, recent
+  submissions, presence, API limits, link codes.
+
+Slugs are ``[a-z0-9-]``, so a tag can never contain a brace, and a game tag never a dot.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 
 
 def _tag(slug: str) -> str:
     return "{" + slug + "}"
 
 
-def board(slug: str, period: str, period_id: str) -> str:
+def board_ref(game_slug: str, board_slug: str) -> str:
+    """The name of one leaderboard in keys (and in the broadcaster's change set): 'game.board'."""
+    return f"{game_slug}.{board_slug}"
+
+
+def split_ref(ref: str) -> tuple[str, str]:
+    """(game slug, board slug) of a board ref."""
+    game_slug, _, board_slug = ref.partition(".")
+    return game_slug, board_slug
+
+
+# --------------------------------------------------------------------------- a board's keys: {game.board}
+
+
+def board(ref: str, period: str, period_id: str) -> str:
     """ZSET of one period's standings (member: player_id; score: sort key)."""
-    return f"lb:{_tag(slug)}:{period}:{period_id}"
+    return f"lb:{_tag(ref)}:{period}:{period_id}"
 
 
-def board_pattern(slug: str) -> str:
-    return f"lb:{_tag(slug)}:*"
+def entry_meta(board_key: str) -> str:
+    """HASH player_id -> the metadata (JSON) of their entry on one period board; expires with it."""
+    return f"{board_key}:meta"
 
 
-def boards_index(slug: str) -> str:
+def board_pattern(ref: str) -> str:
+    return f"lb:{_tag(ref)}:*"
+
+
+def boards_index(ref: str) -> str:
     """ZSET of a game's live board keys, scored by when each expires (ms; +inf for all-time)."""
-    return f"lb:{_tag(slug)}:boards"
+    return f"lb:{_tag(ref)}:boards"
 
 
-def hidden_stash(slug: str, board_key: str) -> str:
+def board_hidden(ref: str) -> str:
+    """SET of hidden player ids, copied to each board so that its submit script refuses them
+    atomically; hiding writes every board of the game before it returns."""
+    return f"lb:{_tag(ref)}:hidden"
+
+
+def hidden_stash(board_key: str) -> str:
     """ZSET holding a hidden player's entries of one board until they are unhidden."""
     return f"{board_key}:hidden"
+
+
+def player_spam(ref: str, player_id: str) -> str:
+    """ZSET sliding window of one player's submission times (anti-spam)."""
+    return f"lb:{_tag(ref)}:spam:{player_id}"
+
+
+def idempotency(ref: str, key_prefix: str, idempotency_key: str, item: int | None = None) -> str:
+    """The stored outcome of one Idempotency-Key of one API key (item: position in a batch)."""
+    digest = hashlib.sha256(idempotency_key.encode()).hexdigest()[:32]
+    suffix = "" if item is None else f":{item}"
+    return f"idem:{_tag(ref)}:{key_prefix}:{digest}{suffix}"
+
+
+def player_idempotency(ref: str, player_id: str) -> str:
+    """ZSET of one player's idempotency records (key -> when it expires, ms), so that
+    erasing the player finds them; it lives as long as its newest record."""
+    return f"idem:{_tag(ref)}:player:{player_id}"
+
+
+def ledger(ref: str) -> str:
+    """STREAM of every applied submission (and correction), capped by length; a beat
+    task copies it to the ScoreEvent table through the consumer group below."""
+    return f"lb:{_tag(ref)}:events"
+
+
+def dirty(ref: str) -> str:
+    """ZSET of board keys changed since the broadcaster last looked, scored by first change (ms)."""
+    return f"lb:{_tag(ref)}:dirty"
+
+
+def board_version(board_key: str) -> str:
+    """Counter of the standings messages sent for one board; expires with the board."""
+    return f"{board_key}:version"
+
+
+def live_periods(ref: str) -> str:
+    """HASH period -> the period id the broadcaster last saw, to announce each rollover once."""
+    return f"lb:{_tag(ref)}:live-periods"
+
+
+def close_jobs(ref: str) -> str:
+    """ZSET of period close jobs ('<period>:<period id>') scored by when each is due (ms)."""
+    return f"jobs:{_tag(ref)}:close:due"
+
+
+def close_claims(ref: str) -> str:
+    """ZSET of claimed close jobs scored by their visibility deadline (ms): the reaper
+    returns those whose deadline passed to the due ZSET."""
+    return f"jobs:{_tag(ref)}:close:claimed"
+
+
+def close_attempts(ref: str) -> str:
+    """HASH close job -> attempts so far (for the backoff and the dead-letter limit)."""
+    return f"jobs:{_tag(ref)}:close:attempts"
+
+
+def close_dead(ref: str) -> str:
+    """ZSET of close jobs that failed every attempt, scored by when (ms); admin retries them."""
+    return f"jobs:{_tag(ref)}:close:dead"
+
+
+def close_errors(ref: str) -> str:
+    """HASH close job -> its last failure (text, for admin); cleared when the job succeeds."""
+    return f"jobs:{_tag(ref)}:close:errors"
+
+
+def archive_lock(ref: str, period: str, period_id: str) -> str:
+    """STRING holding the id of the archive run writing one period's rows; expires if it dies."""
+    return f"jobs:{_tag(ref)}:archive-lock:{period}:{period_id}"
+
+
+def board_rebuild(board_key: str, run: str) -> str:
+    """ZSET a rebuild run writes one board into before swapping it in (expires if the run dies)."""
+    return f"{board_key}:rebuild:{run}"
+
+
+def parse_board(key: str) -> tuple[str, str, str] | None:
+    """(board ref, period, period id) of a key :func:`board` named, or None for any other key.
+
+    Only the shape is checked (the caller validates the period and its id): other
+    ``lb:`` keys have one part after the tag, or more (stashes, versions, metadata). A
+    custom period's id is an instant with a colon ('2026-11-20T17:00Z'), so the id is
+    what follows the period, and a colon in it only fits that shape.
+    """
+    if not key.startswith("lb:{"):
+        return None
+    ref, brace, rest = key[4:].partition("}:")
+    period, colon, period_id = rest.partition(":")
+    if not brace or "." not in ref or not colon or not period or not period_id:
+        return None
+    if ":" in period_id and not _CUSTOM_ID_IN_KEY.match(period_id):
+        return None
+    return ref, period, period_id
+
+
+_CUSTOM_ID_IN_KEY = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}Z$")
+
+
+# --------------------------------------------------------------------------- a game's keys: {game}
 
 
 def names(slug: str) -> str:
@@ -62,7 +195,7 @@ def erased(slug: str) -> str:
 
 
 def hidden(slug: str) -> str:
-    """SET of hidden (banned) player ids; submissions from them are refused."""
+    """SET of a game's hidden (banned) player ids: the master copy, which new boards start from."""
     return f"lb:{_tag(slug)}:hidden"
 
 
@@ -76,19 +209,14 @@ def recent_version(slug: str) -> str:
     return f"lb:{_tag(slug)}:recent-version"
 
 
-def player_spam(slug: str, player_id: str) -> str:
-    """ZSET sliding window of one player's submission times (anti-spam)."""
-    return f"lb:{_tag(slug)}:spam:{player_id}"
-
-
 def pending_players(slug: str) -> str:
     """ZSET of player ids whose row in the database is new or stale, scored by when (ms)."""
     return f"lb:{_tag(slug)}:pending-players"
 
 
-def dirty(slug: str) -> str:
-    """ZSET of board keys changed since the broadcaster last looked, scored by first change (ms)."""
-    return f"lb:{_tag(slug)}:dirty"
+def followed(slug: str) -> str:
+    """ZSET of player ids some live page follows, scored by when that interest lapses (ms)."""
+    return f"lb:{_tag(slug)}:followed"
 
 
 def config_version(slug: str) -> str:
@@ -111,59 +239,22 @@ def api_last_used(slug: str) -> str:
     return f"rl:{_tag(slug)}:key-last-used"
 
 
-def idempotency(slug: str, key_prefix: str, idempotency_key: str, item: int | None = None) -> str:
-    """The stored outcome of one Idempotency-Key of one API key (item: position in a batch)."""
-    digest = hashlib.sha256(idempotency_key.encode()).hexdigest()[:32]
-    suffix = "" if item is None else f":{item}"
-    return f"idem:{_tag(slug)}:{key_prefix}:{digest}{suffix}"
+def game_patterns(slug: str) -> tuple[str, ...]:
+    """SCAN patterns that together match every key of one game and its boards (and no other
+    game's: a game tag has no dot): what deleting the game removes."""
+    games = tuple(f"{family}:{_tag(slug)}:*" for family in ("lb", "presence", "rl", "idem", "jobs", "link"))
+    boards = tuple(f"{family}:{{{slug}.*}}:*" for family in ("lb", "idem", "jobs"))
+    return games + boards
 
 
-def player_idempotency(slug: str, player_id: str) -> str:
-    """ZSET of one player's idempotency records (key -> when it expires, ms), so that
-    erasing the player finds them; it lives as long as its newest record."""
-    return f"idem:{_tag(slug)}:player:{player_id}"
+def board_patterns(ref: str) -> tuple[str, ...]:
+    """SCAN patterns of every key of one board (deleting a board's live state)."""
+    return tuple(f"{family}:{_tag(ref)}:*" for family in ("lb", "idem", "jobs"))
 
 
-def ledger(slug: str) -> str:
-    """STREAM of every applied submission (and correction), capped by length; a beat
-    task copies it to the ScoreEvent table through the consumer group below."""
-    return f"lb:{_tag(slug)}:events"
-
-
-def close_jobs(slug: str) -> str:
-    """ZSET of period close jobs ('<period>:<period id>') scored by when each is due (ms)."""
-    return f"jobs:{_tag(slug)}:close:due"
-
-
-def close_claims(slug: str) -> str:
-    """ZSET of claimed close jobs scored by their visibility deadline (ms): the reaper
-    returns those whose deadline passed to the due ZSET."""
-    return f"jobs:{_tag(slug)}:close:claimed"
-
-
-def close_attempts(slug: str) -> str:
-    """HASH close job -> attempts so far (for the backoff and the dead-letter limit)."""
-    return f"jobs:{_tag(slug)}:close:attempts"
-
-
-def close_dead(slug: str) -> str:
-    """ZSET of close jobs that failed every attempt, scored by when (ms); admin retries them."""
-    return f"jobs:{_tag(slug)}:close:dead"
-
-
-def board_version(board_key: str) -> str:
-    """Counter of the standings messages sent for one board; expires with the board."""
-    return f"{board_key}:version"
-
-
-def followed(slug: str) -> str:
-    """ZSET of player ids some live page follows, scored by when that interest lapses (ms)."""
-    return f"lb:{_tag(slug)}:followed"
-
-
-def live_periods(slug: str) -> str:
-    """HASH period -> the period id the broadcaster last saw, to announce each rollover once."""
-    return f"lb:{_tag(slug)}:live-periods"
+def every_board_pattern() -> str:
+    """SCAN pattern of every board's ``lb:`` keys (the catch-up pass looks for period boards)."""
+    return "lb:{*.*}:*"
 
 
 # --------------------------------------------------------------------------- presence
@@ -210,6 +301,16 @@ def presence_announcer(slug: str) -> str:
 def presence_version(slug: str) -> str:
     """Counter of the presence messages sent for a game, so sockets drop older ones."""
     return f"presence:{_tag(slug)}:version"
+
+
+# --------------------------------------------------------------------------- the live core
+
+
+def live_changes() -> str:
+    """ZSET of board refs changed since the broadcaster last looked (ref -> first change, ms):
+    a tick visits these boards only, so idle boards cost nothing. A hint written after the
+    board's own script; the board's dirty ZSET says which of its windows changed."""
+    return "live:{changes}:boards"
 
 
 # --------------------------------------------------------------------------- live sockets
@@ -271,50 +372,3 @@ def login_failures_ip(ip: str) -> str:
 def signups_ip(ip: str) -> str:
     """ZSET sliding window of accounts created from one client address (IPv6: one /64)."""
     return f"signup:{{accounts}}:ip:{ip}"
-
-
-# --------------------------------------------------------------------------- archive
-
-
-def close_errors(slug: str) -> str:
-    """HASH close job -> its last failure (text, for admin); cleared when the job succeeds."""
-    return f"jobs:{_tag(slug)}:close:errors"
-
-
-def archive_lock(slug: str, period: str, period_id: str) -> str:
-    """STRING holding the id of the archive run writing one period's rows; expires if it dies."""
-    return f"jobs:{_tag(slug)}:archive-lock:{period}:{period_id}"
-
-
-def game_patterns(slug: str) -> tuple[str, ...]:
-    """SCAN patterns that together match every key of one game (and no other game's):
-    what deleting the game removes. Every family above carries the game's tag."""
-    return tuple(f"{family}:{_tag(slug)}:*" for family in ("lb", "presence", "rl", "idem", "jobs", "link"))
-
-
-def every_game_pattern() -> str:
-    """SCAN pattern of every game's ``lb:`` keys (the catch-up pass looks for period boards)."""
-    return "lb:{*}:*"
-
-
-def parse_board(key: str) -> tuple[str, str, str] | None:
-    """(slug, period, period id) of a key :func:`board` named, or None for any other key.
-
-    Only the shape is checked (the caller validates the period and its id): other
-    ``lb:`` keys have one part after the tag, or three and more (stashes, versions).
-    """
-    if not key.startswith("lb:{"):
-        return None
-    slug, brace, rest = key[4:].partition("}:")
-    parts = rest.split(":")
-    if not brace or not slug or len(parts) != 2 or not all(parts):
-        return None
-    return slug, parts[0], parts[1]
-
-
-# --------------------------------------------------------------------------- ledger
-
-
-def board_rebuild(board_key: str, run: str) -> str:
-    """ZSET a rebuild run writes one board into before swapping it in (expires if the run dies)."""
-    return f"{board_key}:rebuild:{run}"

@@ -76,6 +76,20 @@ def leaderboard_create(
     return board
 
 
+def board_hidden_copy(*, game_slug: str, board_slug: str) -> int:
+    """Give a new board the game's hidden players, so that its submit script refuses them
+    (each board keeps a copy on its own hash tag; hiding writes them all)."""
+
+    async def copy() -> int:
+        client = get_redis()
+        hidden = await client.smembers(keys.hidden(game_slug))
+        if hidden:
+            await client.sadd(keys.board_hidden(keys.board_ref(game_slug, board_slug)), *hidden)
+        return len(hidden)
+
+    return run_sync(copy)
+
+
 def config_changed(*, slug: str) -> None:
     """Tell every process that a game's config or keys changed (after commit)."""
     config.invalidate()

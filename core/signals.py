@@ -36,6 +36,16 @@ def _game_changed(sender: type, instance: Game, **kwargs: object) -> None:
 @receiver([post_save, post_delete], sender=Leaderboard)
 def _board_changed(sender: type, instance: Leaderboard, **kwargs: object) -> None:
     _announce(instance.game.slug)
+    if kwargs.get("created"):
+        game_slug, board_slug = instance.game.slug, instance.slug
+
+        def copy_hidden() -> None:
+            try:
+                services.board_hidden_copy(game_slug=game_slug, board_slug=board_slug)
+            except (RedisError, OSError):
+                logger.error("could not copy the hidden players of %s to its new board %s", game_slug, board_slug)
+
+        transaction.on_commit(copy_hidden)
 
 
 @receiver([post_save, post_delete], sender=ApiKey)

@@ -9,25 +9,30 @@ import json
 import re
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.http import HttpRequest
 from ninja import Query, Router
 from pydantic import ValidationError as PydanticValidationError
 
-from core import config, text
+from core import clock, config, text
 from core.api import ERRORS, READ_ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id, game_or_404
 from core.errors import ServiceError, not_found
-from core.models import is_player_id
+from core.models import SLUG_MESSAGE, SLUG_RE, Game, Leaderboard, is_player_id
 from core.schemas import ErrorOut
 
-from . import selectors, services
+from . import leaderboards, selectors, services
 from .schemas import (
     BatchIn,
+    BatchItemIn,
     BatchOut,
     BoardOut,
     FriendsOut,
     GameOut,
-    PeriodOut,
+    LeaderboardIn,
+    LeaderboardOut,
+    LeaderboardPatch,
     PlayersFoundOut,
+    ProfileOut,
     RecentOut,
     ScoreIn,
     ScoreOut,
@@ -59,29 +64,36 @@ def _score_out(result: services.Submitted) -> dict[str, Any]:
     return {
         "player_id": result.player_id,
         "display_name": result.display_name,
+        "leaderboard": result.leaderboard,
         "periods": {
             kind: {"period_id": s.period_id, "score": s.score, "rank": s.rank} for kind, s in result.periods.items()
         },
+        "metadata": result.metadata,
     }
 
 
 @writes.post(
-    "/games/{game}/scores",
+    "/games/{game}/leaderboards/{board}/scores",
     response={200: ScoreOut, **ERRORS},
     auth=BearerKey(),
     summary="Submit one score",
 )
 @authorized
-async def submit_score(request: HttpRequest, key: Authorized, game: str, payload: ScoreIn) -> Ok:
-    """Applies the score to every period board of the game at once and returns the
-    player's new score and rank in each. Send `Idempotency-Key` to make retries safe."""
-    idempotency_key, fingerprint = _idempotency(request, payload.model_dump())
+async def submit_score(request: HttpRequest, key: Authorized, game: str, board: str, payload: ScoreIn) -> Ok:
+    """Applies the score to every window of the leaderboard at once and returns the player's
+    new score and rank in each. Send `Idempotency-Key` to make retries safe."""
+    idempotency_key, fingerprint = _idempotency(request, {**payload.model_dump(), "leaderboard": board})
     idempotency = services.Idempotency(key.api_key.prefix, idempotency_key, fingerprint) if idempotency_key else None
+    found = selectors.board_or_404(game=key.game, slug=board)
+    if not found.is_open(clock.now()):
+        raise services.board_closed(found)
     result = await services.score_submit(
         game=key.game,
+        board=found,
         player_id=payload.player_id,
         score=payload.score,
         display_name=payload.display_name,
+        metadata=payload.metadata,
         idempotency=idempotency,
     )
     return Ok(_score_out(result), replayed=result.replayed)
@@ -94,14 +106,14 @@ def _fingerprint(body: Any) -> str:
 def _item(raw: Any, index: int, *, with_fingerprint: bool) -> tuple[services.Submission | ServiceError, str]:
     """One batch item, validated alone, and its idempotency fingerprint (if one is needed)."""
     try:
-        item = ScoreIn.model_validate(raw)
+        item = BatchItemIn.model_validate(raw)
     except PydanticValidationError as error:
         first = error.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or None
         message = "This field is required." if first["type"] == "missing" else first["msg"]
         problem = ServiceError(422, "invalid", message, field=f"scores[{index}]" + (f".{field}" if field else ""))
         return problem, _fingerprint(raw) if with_fingerprint else ""
-    submission = services.Submission(item.player_id, item.score, item.display_name)
+    submission = services.Submission(item.player_id, item.score, item.display_name, item.metadata, item.leaderboard)
     return submission, _fingerprint(item.model_dump()) if with_fingerprint else ""
 
 
@@ -109,13 +121,14 @@ def _item(raw: Any, index: int, *, with_fingerprint: bool) -> tuple[services.Sub
     "/games/{game}/scores/batch",
     response={200: BatchOut, **ERRORS},
     auth=BearerKey(),
-    summary="Submit up to 1,000 scores",
+    summary="Submit up to 1,000 scores to any of the game's leaderboards",
 )
 @authorized(items=lambda kwargs: len(kwargs["payload"].scores))
 async def submit_batch(request: HttpRequest, key: Authorized, game: str, payload: BatchIn) -> Ok:
-    """Each item is applied atomically on its own, in one pipelined round trip; `results`
-    follow the order of `scores`, each a score response or an `error` object. With an
-    `Idempotency-Key`, each item is remembered by its position and a retry replays all."""
+    """Each item names its `leaderboard` and is applied atomically on its own, in two pipelined
+    round trips; `results` follow the order of `scores`, each a score response or an `error`
+    object. With an `Idempotency-Key`, each item is remembered by its position and a retry
+    replays all."""
     idempotency_key, _ = _idempotency(request, None)  # items carry their own fingerprints
     items, fingerprints = zip(
         *(_item(raw, i, with_fingerprint=bool(idempotency_key)) for i, raw in enumerate(payload.scores)), strict=True
@@ -140,16 +153,89 @@ async def submit_batch(request: HttpRequest, key: Authorized, game: str, payload
     return Ok({"results": out}, replayed=replayed)
 
 
+# --------------------------------------------------------------------------- managing boards
+
+# A board's settings: read by anyone, written with a manage key. One router, since the
+# methods of one path must be declared together.
+boards = Router(tags=["leaderboards"])
+
+
+async def _board_model(game: Authorized, board: str) -> Leaderboard:
+    found = await Leaderboard.objects.select_related("game").filter(game_id=game.game.id, slug=board).afirst()
+    if found is None:
+        raise ServiceError(404, "board_not_found", f"{game.game.name} has no leaderboard {board[:70]!r}.")
+    return found
+
+
+async def _board_json(game_slug: str, board_slug: str) -> dict[str, Any]:
+    config.invalidate()  # this process reads its own change at once
+    fresh = await game_or_404(game_slug)
+    return board_out(selectors.board_or_404(game=fresh, slug=board_slug))
+
+
+@boards.put(
+    "/games/{game}/leaderboards/{board}",
+    response={200: LeaderboardOut, **ERRORS},
+    auth=BearerKey(),
+    summary="Create or replace a leaderboard (manage key)",
+)
+@authorized(manage=True)
+async def put_board(request: HttpRequest, key: Authorized, game: str, board: str, payload: LeaderboardIn) -> Ok:
+    """All the board's settings (omitted ones take their defaults). Its mode, order and tie
+    rule can't change while it holds scores (409 `board_has_scores`)."""
+    if not re.match(SLUG_RE, board):
+        raise ServiceError(422, "invalid", SLUG_MESSAGE, field="slug")
+    model = await Game.objects.aget(pk=key.game.id)
+    await sync_to_async(leaderboards.leaderboard_put)(game=model, slug=board, settings=payload.model_dump())
+    return Ok(await _board_json(game, board))
+
+
+@boards.patch(
+    "/games/{game}/leaderboards/{board}",
+    response={200: LeaderboardOut, **ERRORS},
+    auth=BearerKey(),
+    summary="Change some settings of a leaderboard (manage key)",
+)
+@authorized(manage=True)
+async def patch_board(request: HttpRequest, key: Authorized, game: str, board: str, payload: LeaderboardPatch) -> Ok:
+    changes = payload.model_dump(exclude_unset=True)
+    model = await _board_model(key, board)
+    await sync_to_async(leaderboards.leaderboard_patch)(board=model, changes=changes)
+    return Ok(await _board_json(game, board))
+
+
 # --------------------------------------------------------------------------- reads
 
 reads = Router(tags=["standings"])
 
 
-def _periods_out(game: config.GameConfig) -> list[dict[str, Any]]:
+def _periods_out(board: config.BoardConfig) -> list[dict[str, Any]]:
     return [
         {"period": p.kind, "period_id": p.id, "starts_at": p.starts_at, "resets_at": p.ends_at}
-        for p in selectors.current_periods(game=game)
+        for p in selectors.current_periods(board=board)
     ]
+
+
+def board_out(board: config.BoardConfig) -> dict[str, Any]:
+    """A leaderboard's JSON: its settings, and each window's current period."""
+    return {
+        "slug": board.slug,
+        "name": board.name,
+        "description": board.description,
+        "mode": board.mode,
+        "order": board.order,
+        "windows": _periods_out(board),
+        "cron": board.cron,
+        "timezone": board.timezone,
+        "starts_at": board.starts_at,
+        "ends_at": board.ends_at,
+        "ties": board.ties,
+        "format": board.format,
+        "min_score": board.min_score,
+        "max_score": board.max_score,
+        "active": board.active,
+        "open": board.is_open(clock.now()),
+    }
 
 
 def _game_out(game: config.GameConfig) -> dict[str, Any]:
@@ -157,26 +243,25 @@ def _game_out(game: config.GameConfig) -> dict[str, Any]:
         "slug": game.slug,
         "name": game.name,
         "description": game.description,
-        "mode": game.mode,
-        "order": game.order,
         "timezone": game.timezone,
-        "periods": _periods_out(game),
+        "leaderboards": [board_out(b) for b in game.boards],
     }
 
 
-def board_out(board: selectors.Board) -> dict[str, Any]:
+def standings_out(board: config.BoardConfig, page: selectors.Board) -> dict[str, Any]:
     return {
-        "period": board.period.kind,
-        "period_id": board.period.id,
-        "resets_at": board.period.ends_at,
-        "total": board.total,
-        "entries": [vars(e) for e in board.entries],
+        "leaderboard": board.slug,
+        "period": page.period.kind,
+        "period_id": page.period.id,
+        "resets_at": page.period.ends_at,
+        "total": page.total,
+        "entries": [vars(e) for e in page.entries],
     }
 
 
 @reads.get("/games", response=list[GameOut], summary="List games")
 async def list_games(request: HttpRequest) -> Any:
-    """Active games with their periods, current period ids and when each resets next."""
+    """Active games with their leaderboards, each window's current period and when it resets next."""
     return [_game_out(g) for g in await config.list_games()]
 
 
@@ -185,9 +270,9 @@ async def get_game(request: HttpRequest, game: str) -> Any:
     return _game_out(await game_or_404(game))
 
 
-@reads.get("/games/{game}/periods/current", response={200: list[PeriodOut], 404: ErrorOut}, summary="Current periods")
-async def current_periods(request: HttpRequest, game: str) -> Any:
-    return _periods_out(await game_or_404(game))
+@boards.get("/games/{game}/leaderboards", response={200: list[LeaderboardOut], 404: ErrorOut}, summary="Leaderboards")
+async def list_boards(request: HttpRequest, game: str) -> Any:
+    return [board_out(b) for b in (await game_or_404(game)).boards]
 
 
 @reads.get("/games/{game}/recent", response={200: list[RecentOut], **READ_ERRORS}, summary="Recent submissions")
@@ -235,29 +320,67 @@ Offset = Query(0, ge=0, le=MAX_OFFSET)
 Limit = Query(50, ge=1, le=MAX_PAGE_LIMIT)
 Radius = Query(5, ge=0, le=MAX_AROUND_RADIUS)
 
+
+async def board_of(game: str, board: str) -> config.BoardConfig:
+    """The game's leaderboard named in the path (404 game_not_found / board_not_found)."""
+    return selectors.board_or_404(game=await game_or_404(game), slug=board)
+
+
+@reads.get(
+    "/games/{game}/players/{player_id}", response={200: ProfileOut, **READ_ERRORS}, summary="A player on every board"
+)
+async def player_profile(request: HttpRequest, game: str, player_id: str) -> Any:
+    """The player's standing in the current period of every window of every leaderboard of
+    the game: one call for a profile screen. 404 if the game has never seen the player."""
+    found = await game_or_404(game)
+    checked_player_id(player_id)
+    name = await selectors.display_name(game=found, player_id=player_id)
+    if name is None or await selectors.is_hidden(game=found, player_id=player_id):
+        raise not_found(f"No player {player_id!r} in this game.")
+    profile = await selectors.player_profile(game=found, player_id=player_id)
+    boards = {b.slug: {p.kind: p.id for p in selectors.current_periods(board=b)} for b in found.boards}
+    return {
+        "player_id": player_id,
+        "display_name": name,
+        "leaderboards": {
+            slug: {
+                window: {"period_id": boards[slug][window], "standing": vars(s) if s else None}
+                for window, s in windows.items()
+            }
+            for slug, windows in profile.items()
+        },
+    }
+
+
+@boards.get("/games/{game}/leaderboards/{board}", response={200: LeaderboardOut, 404: ErrorOut}, summary="One board")
+async def get_board(request: HttpRequest, game: str, board: str) -> Any:
+    return board_out(await board_of(game, board))
+
+
 # Order matters: the literal 'players' routes come before archive/api.py's '{period_id}'
 # (leaderboard_site/api.py mounts this router first).
 
 
 @reads.get(
-    "/games/{game}/leaderboards/{period}/players", response={200: FriendsOut, **READ_ERRORS}, summary="Friends view"
+    "/games/{game}/leaderboards/{board}/{period}/players",
+    response={200: FriendsOut, **READ_ERRORS},
+    summary="Friends view",
 )
-async def friends(request: HttpRequest, game: str, period: str, ids: str = Ids) -> Any:
-    """The given players ranked within the whole current board."""
-    board, missing = await selectors.players_ranked(
-        game=await game_or_404(game), period=period, player_ids=player_ids_param(ids)
-    )
-    return {**board_out(board), "missing": missing}
+async def friends(request: HttpRequest, game: str, board: str, period: str, ids: str = Ids) -> Any:
+    """The given players ranked within the whole current period of a window."""
+    found = await board_of(game, board)
+    page, missing = await selectors.players_ranked(board=found, period=period, player_ids=player_ids_param(ids))
+    return {**standings_out(found, page), "missing": missing}
 
 
 @reads.get(
-    "/games/{game}/leaderboards/{period}/players/{player_id}",
+    "/games/{game}/leaderboards/{board}/{period}/players/{player_id}",
     response={200: StandingOut, **READ_ERRORS},
     summary="A player's standing",
 )
-async def standing(request: HttpRequest, game: str, period: str, player_id: str) -> Any:
+async def standing(request: HttpRequest, game: str, board: str, period: str, player_id: str) -> Any:
     found = await selectors.player_standing(
-        game=await game_or_404(game), period=period, player_id=checked_player_id(player_id)
+        board=await board_of(game, board), period=period, player_id=checked_player_id(player_id)
     )
     if found is None:
         raise not_on_board(player_id)
@@ -265,23 +388,30 @@ async def standing(request: HttpRequest, game: str, period: str, player_id: str)
 
 
 @reads.get(
-    "/games/{game}/leaderboards/{period}/players/{player_id}/around",
+    "/games/{game}/leaderboards/{board}/{period}/players/{player_id}/around",
     response={200: BoardOut, **READ_ERRORS},
     summary="Players around a player",
 )
-async def around(request: HttpRequest, game: str, period: str, player_id: str, radius: int = Radius) -> Any:
+async def around(request: HttpRequest, game: str, board: str, period: str, player_id: str, radius: int = Radius) -> Any:
     """The player with up to `radius` entries each side; the window shifts at the top and
     bottom of the board so that it stays full where the board allows."""
-    board = await selectors.players_around(
-        game=await game_or_404(game), period=period, player_id=checked_player_id(player_id), radius=radius
+    found = await board_of(game, board)
+    page = await selectors.players_around(
+        board=found, period=period, player_id=checked_player_id(player_id), radius=radius
     )
-    if board is None:
+    if page is None:
         raise not_on_board(player_id)
-    return board_out(board)
+    return standings_out(found, page)
 
 
-@reads.get("/games/{game}/leaderboards/{period}", response={200: BoardOut, **READ_ERRORS}, summary="Current standings")
-async def leaderboard(request: HttpRequest, game: str, period: str, offset: int = Offset, limit: int = Limit) -> Any:
-    """`period` is daily, weekly, monthly or all-time; past the end, `entries` is empty."""
-    board = await selectors.leaderboard_page(game=await game_or_404(game), period=period, offset=offset, limit=limit)
-    return board_out(board)
+@reads.get(
+    "/games/{game}/leaderboards/{board}/{period}", response={200: BoardOut, **READ_ERRORS}, summary="Current standings"
+)
+async def leaderboard(
+    request: HttpRequest, game: str, board: str, period: str, offset: int = Offset, limit: int = Limit
+) -> Any:
+    """`period` is one of the board's windows: daily, weekly, monthly, all-time or custom;
+    past the end, `entries` is empty."""
+    found = await board_of(game, board)
+    page = await selectors.leaderboard_page(board=found, period=period, offset=offset, limit=limit)
+    return standings_out(found, page)

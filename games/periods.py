@@ -1,7 +1,9 @@
-"""Period arithmetic: which daily/weekly/monthly board a moment belongs to.
+"""Period arithmetic: which daily/weekly/monthly/custom board a moment belongs to.
 
-Boundaries are local midnights in the game's time zone; weeks are ISO weeks
-(Monday to Sunday, ids like ``2026-W47``). The all-time period never ends.
+Boundaries are local midnights in the board's time zone; weeks are ISO weeks
+(Monday to Sunday, ids like ``2026-W47``). A custom window resets when the board's
+cron fires (in its zone); its periods are named by their UTC start. The all-time
+period never ends, unless the board has a season, which it then spans.
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from core import board_rules
+from core.config import BoardConfig
 
 DAILY = "daily"
 WEEKLY = "weekly"
@@ -118,3 +123,75 @@ def parse(kind: str, period_id: str, tz_name: str) -> Period:
         # Its start or end falls outside the years 1-9999 that dates can hold (in UTC).
         raise InvalidPeriod(f"{period_id!r} is at the edge of the calendar: no board can have it") from None
     return Period(kind, period_id, starts, ends)
+
+
+# --------------------------------------------------------------------------- a board's windows
+
+CUSTOM = board_rules.CUSTOM
+WINDOWS: tuple[str, ...] = board_rules.WINDOWS
+SEASON_ID = board_rules.SEASON_ID
+_CUSTOM_ID = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})Z$")
+
+
+def custom_id(starts_at: dt.datetime) -> str:
+    """A cron period's id: the UTC instant it starts, to the minute ('2026-11-20T17:00Z')."""
+    return starts_at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%MZ")
+
+
+def _custom(board: BoardConfig, starts_at: dt.datetime) -> Period:
+    (ends_at,) = board_rules.cron_next(board.cron, zone(board.timezone), starts_at, 1)
+    return Period(CUSTOM, custom_id(starts_at), starts_at, ends_at)
+
+
+def _season(board: BoardConfig, kind: str, period_id: str) -> Period:
+    return Period(kind, period_id, board.starts_at, board.ends_at)
+
+
+def window_current(board: BoardConfig, window: str, now: dt.datetime) -> Period:
+    """The period of one of the board's windows that contains ``now``.
+
+    A board with a season spans it with its all-time window (which then ends and is
+    archived) and, without a cron, with its custom window (id 'season').
+    """
+    if window == ALL_TIME and board.ends_at is not None:
+        return _season(board, ALL_TIME, ALL_TIME_ID)
+    if window == CUSTOM:
+        if not board.cron:
+            return _season(board, CUSTOM, SEASON_ID)
+        starts_at = board_rules.cron_previous(board.cron, zone(board.timezone), now)
+        if starts_at is None:  # a cron that never fired before now: its first period runs up to it
+            raise InvalidPeriod(f"{board.cron!r} has not fired yet")
+        return _custom(board, starts_at)
+    return current(window, board.timezone, now)
+
+
+def window_parse(board: BoardConfig, window: str, period_id: str) -> Period:
+    """The period of the board's ``window`` named ``period_id``; InvalidPeriod if none is."""
+    if window == ALL_TIME and board.ends_at is not None:
+        if period_id != ALL_TIME_ID:
+            raise InvalidPeriod(f"{period_id!r} is not an all-time period id")
+        return _season(board, ALL_TIME, ALL_TIME_ID)
+    if window != CUSTOM:
+        return parse(window, period_id, board.timezone)
+    if not board.cron:
+        if period_id != SEASON_ID:
+            raise InvalidPeriod(f"{period_id!r} is not this board's custom period id; use {SEASON_ID!r}")
+        return _season(board, CUSTOM, SEASON_ID)
+    match = _CUSTOM_ID.match(period_id)
+    try:
+        year, month, day, hour, minute = (int(part) for part in match.groups()) if match else (0, 0, 0, 0, 0)
+        starts_at: dt.datetime | None = dt.datetime(year, month, day, hour, minute, tzinfo=dt.UTC)
+    except ValueError:
+        starts_at = None
+    tz = zone(board.timezone)
+    if starts_at is None or board_rules.cron_previous(board.cron, tz, starts_at) != starts_at:
+        raise InvalidPeriod(
+            f"{period_id!r} is not the start of a custom period: ids are UTC instants when the cron fires, "
+            "like 2026-11-20T17:00Z"
+        )
+    return _custom(board, starts_at)
+
+
+def board_current(board: BoardConfig, now: dt.datetime) -> list[Period]:
+    """The current period of each of the board's windows, in the board's window order."""
+    return [window_current(board, window, now) for window in board.windows]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from ninja import Schema
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
@@ -18,12 +18,27 @@ Score = Annotated[StrictInt, Field(ge=-MAX_SAFE_SCORE, le=MAX_SAFE_SCORE, exampl
 # validator that made each batch item ~6x slower to check.
 
 
+Metadata = Annotated[
+    dict[str, Any],
+    Field(
+        description="Stored with the player's entry (best mode: with the submission that set the best; otherwise "
+        "the latest) and returned with it; at most 512 bytes as compact JSON.",
+        examples=[{"car": "mx-5", "replay": "r-8812"}],
+    ),
+]
+
+
 class ScoreIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     player_id: PlayerId
-    score: Score = Field(description="An integer, |score| <= 2^53-1. In increment games, the amount added.")
+    score: Score = Field(description="An integer, |score| <= 2^53-1. On increment boards, the amount added.")
     display_name: Annotated[SingleLine, Field(max_length=64, examples=["Ada"])] | None = None
+    metadata: Metadata | None = None
+
+
+class BatchItemIn(ScoreIn):
+    leaderboard: str = Field(description="The slug of the game's leaderboard this score is for.", examples=["main"])
 
 
 class BatchIn(BaseModel):
@@ -33,7 +48,7 @@ class BatchIn(BaseModel):
     scores: list[Any] = Field(
         min_length=1,
         max_length=MAX_BATCH_ITEMS,
-        json_schema_extra=lambda schema: schema.update(items=ScoreIn.model_json_schema()),
+        json_schema_extra=lambda schema: schema.update(items=BatchItemIn.model_json_schema()),
     )
 
 
@@ -46,7 +61,9 @@ class PeriodScoreOut(Schema):
 class ScoreOut(Schema):
     player_id: str
     display_name: str
+    leaderboard: str
     periods: dict[str, PeriodScoreOut]
+    metadata: dict[str, Any] | None
 
 
 class BatchOut(Schema):
@@ -54,20 +71,79 @@ class BatchOut(Schema):
 
 
 class PeriodOut(Schema):
-    period: str
+    period: str = Field(description="The window: daily, weekly, monthly, all-time or custom.")
     period_id: str
     starts_at: dt.datetime | None
     resets_at: dt.datetime | None
+
+
+class LeaderboardOut(Schema):
+    slug: str
+    name: str
+    description: str
+    mode: str
+    order: str
+    windows: list[PeriodOut] = Field(description="Each window with its current period and when it resets next.")
+    cron: str = Field(description="When the custom window resets (5-field cron, in `timezone`); '' for none.")
+    timezone: str
+    starts_at: dt.datetime | None = Field(description="The season's start: no scores before.")
+    ends_at: dt.datetime | None = Field(description="The season's end: no scores from then on.")
+    ties: str = Field(description="shared (equal scores share a rank) or earliest (the first to reach it ranks first).")
+    format: str = Field(description="How to show scores: integer, time_ms or decimal:N (values stay integers).")
+    min_score: int | None
+    max_score: int | None
+    active: bool
+    open: bool = Field(description="Whether it takes scores now (active, and within its season).")
+
+
+class LeaderboardIn(BaseModel):
+    """A board's settings (PUT: all of them, omitted ones take their defaults)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[SingleLine, Field(max_length=100)] = ""
+    description: Annotated[str, Field(max_length=500)] = ""
+    mode: Literal["increment", "best", "latest"]
+    order: Literal["desc", "asc"]
+    windows: list[str] = Field(default=["daily", "weekly", "monthly", "all-time"], examples=[["weekly", "custom"]])
+    cron: Annotated[SingleLine, Field(max_length=100, examples=["0 18 * * FRI"])] = ""
+    timezone: Annotated[SingleLine, Field(max_length=64)] = Field(
+        default="", description="An IANA zone; '' uses the game's."
+    )
+    starts_at: dt.datetime | None = None
+    ends_at: dt.datetime | None = None
+    ties: Literal["shared", "earliest"] = "shared"
+    format: Annotated[SingleLine, Field(max_length=20)] = "integer"
+    min_score: Score | None = None
+    max_score: Score | None = None
+
+
+class LeaderboardPatch(BaseModel):
+    """Some of a board's settings (PATCH): the others stay."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[SingleLine, Field(max_length=100)] | None = None
+    description: Annotated[str, Field(max_length=500)] | None = None
+    mode: Literal["increment", "best", "latest"] | None = None
+    order: Literal["desc", "asc"] | None = None
+    windows: list[str] | None = None
+    cron: Annotated[SingleLine, Field(max_length=100)] | None = None
+    timezone: Annotated[SingleLine, Field(max_length=64)] | None = None
+    starts_at: dt.datetime | None = None
+    ends_at: dt.datetime | None = None
+    ties: Literal["shared", "earliest"] | None = None
+    format: Annotated[SingleLine, Field(max_length=20)] | None = None
+    min_score: Score | None = None
+    max_score: Score | None = None
 
 
 class GameOut(Schema):
     slug: str
     name: str
     description: str
-    mode: str
-    order: str
     timezone: str
-    periods: list[PeriodOut]
+    leaderboards: list[LeaderboardOut]
 
 
 class EntryOut(Schema):
@@ -75,9 +151,11 @@ class EntryOut(Schema):
     player_id: str
     display_name: str
     score: int
+    metadata: dict[str, Any] | None
 
 
 class BoardOut(Schema):
+    leaderboard: str
     period: str
     period_id: str
     resets_at: dt.datetime | None
@@ -96,11 +174,26 @@ class StandingOut(Schema):
     score: int
     total: int
     percentile: float = Field(description="Share of the board with a strictly worse score, in percent.")
+    metadata: dict[str, Any] | None
+
+
+class WindowStandingOut(Schema):
+    period_id: str
+    standing: StandingOut | None = Field(description="None when the player has no score in this period.")
+
+
+class ProfileOut(Schema):
+    player_id: str
+    display_name: str
+    leaderboards: dict[str, dict[str, WindowStandingOut]] = Field(
+        description="Per leaderboard slug, per window: the player's standing in its current period."
+    )
 
 
 class RecentOut(Schema):
     player_id: str
     display_name: str
+    leaderboard: str
     score: int
     at: dt.datetime
 

@@ -3,7 +3,10 @@ use run_sync. Named past periods are read through archive/selectors.py, which
 serves them from the archive once it is complete and from here until then.
 
 Ranks are competition ranks ("1224"): equal scores share a rank and the next
-rank skips. Among equal scores, players are listed by player_id in byte order.
+rank skips. Among equal scores, players are listed by player_id in byte order
+(a board with ties 'earliest' has no equal sort keys: see games/lua/submit_score.lua).
+A board's keys and its game's names live on two hash tags, so a read is a board script
+and then one HMGET of the names.
 """
 
 from __future__ import annotations
@@ -12,10 +15,10 @@ import datetime as dt
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from core import clock, keys, text
-from core.config import GameConfig
+from core.config import BoardConfig, GameConfig
 from core.errors import ServiceError
 from core.models import is_player_id
 from core.redis import get_redis
@@ -29,6 +32,7 @@ class Entry:
     player_id: str
     display_name: str
     score: int
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,7 @@ class Standing:
     score: int
     total: int
     percentile: float  # share of the board with a strictly worse score, in percent
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -61,90 +66,115 @@ class RecentSubmission:
     display_name: str
     score: int
     at: dt.datetime
+    leaderboard: str
 
 
-def resolve_period(*, game: GameConfig, period: str, period_id: str | None = None) -> tuple[periods.Period, bool]:
-    """The period asked for, and whether it is the current one. 404 if the game does not keep it."""
-    if period not in periods.PERIODS:
+def board_or_404(*, game: GameConfig, slug: str) -> BoardConfig:
+    """The game's board ``slug`` (deactivated ones too: their standings stay readable)."""
+    board = game.board_named(slug)
+    if board is None:
+        raise ServiceError(404, "board_not_found", f"{game.name} has no leaderboard {slug[:70]!r}.")
+    return board
+
+
+def resolve_period(*, board: BoardConfig, period: str, period_id: str | None = None) -> tuple[periods.Period, bool]:
+    """The period asked for, and whether it is the current one. 404 if the board does not keep it."""
+    if period not in periods.WINDOWS:
         raise ServiceError(
-            404, "period_not_found", f"Unknown period {period!r}; use one of {', '.join(periods.PERIODS)}."
+            404, "period_not_found", f"Unknown window {period!r}; use one of {', '.join(periods.WINDOWS)}."
         )
-    if period not in game.periods:
-        raise ServiceError(404, "period_not_found", f"This game keeps no {period} boards.")
-    current = periods.current(period, game.timezone, clock.now())
-    if period_id is None or period_id == current.id:
-        return current, True
+    if period not in board.windows:
+        raise ServiceError(404, "period_not_found", f"This leaderboard keeps no {period} window.")
     try:
-        return periods.parse(period, period_id, game.timezone), False
+        current = periods.window_current(board, period, clock.now())
+        if period_id is None or period_id == current.id:
+            return current, True
+        return periods.window_parse(board, period, period_id), False
     except periods.InvalidPeriod as error:
         raise ServiceError(404, "period_not_found", str(error)) from None
 
 
-def _current(game: GameConfig, period: str) -> periods.Period:
-    return resolve_period(game=game, period=period)[0]
+def _current(board: BoardConfig, period: str) -> periods.Period:
+    return resolve_period(board=board, period=period)[0]
 
 
-def entries_of(game: GameConfig, raw: Sequence) -> list[Entry]:
-    """Entries from board_window.lua's (id, sort key, rank, name) rows."""
+def metadata_of(raw: str) -> dict[str, Any] | None:
+    """An entry's metadata as stored ('' for none)."""
+    return json.loads(raw) if raw else None
+
+
+async def names_of(*, game_slug: str, player_ids: Sequence[str]) -> list[str]:
+    """Display names of the players (their id where none is stored), in order."""
+    if not player_ids:
+        return []
+    found = cast("list[str | None]", await get_redis().hmget(keys.names(game_slug), list(player_ids)))
+    return [name or player_id for player_id, name in zip(player_ids, found, strict=True)]
+
+
+async def entries_of(board: BoardConfig, period: periods.Period, raw: Sequence) -> list[Entry]:
+    """Entries from board_window.lua's (id, sort key, rank, metadata) rows, with their names."""
+    rows = [raw[i : i + 4] for i in range(0, len(raw), 4)]
+    names = await names_of(game_slug=board.game_slug, player_ids=[str(row[0]) for row in rows])
     return [
         Entry(
-            rank=int(raw[i + 2]), player_id=raw[i], display_name=raw[i + 3], score=game.score_from_sort_key(raw[i + 1])
+            rank=int(rank),
+            player_id=player_id,
+            display_name=name,
+            score=board.score_from_key(key, period.kind),
+            metadata=metadata_of(meta),
         )
-        for i in range(0, len(raw), 4)
+        for (player_id, key, rank, meta), name in zip(rows, names, strict=True)
     ]
+
+
+def _board_keys(board: BoardConfig, period: periods.Period) -> list[str]:
+    board_key = keys.board(board.ref, period.kind, period.id)
+    return [board_key, keys.entry_meta(board_key)]
 
 
 # --------------------------------------------------------------------------- any board Redis keeps
 
 
-async def board_kept(*, game: GameConfig, period: periods.Period) -> bool:
+async def board_kept(*, board: BoardConfig, period: periods.Period) -> bool:
     """Whether Redis still holds this period's board (a past period's, until its retention ends)."""
-    return bool(await get_redis().exists(keys.board(game.slug, period.kind, period.id)))
+    return bool(await get_redis().exists(keys.board(board.ref, period.kind, period.id)))
 
 
-async def board_page(*, game: GameConfig, period: periods.Period, offset: int = 0, limit: int = 50) -> Board:
-    raw = await scripts.BOARD_WINDOW(
-        get_redis(),
-        [keys.board(game.slug, period.kind, period.id), keys.names(game.slug)],
-        ["page", offset, limit],
-    )
-    return Board(period=period, total=int(raw[0]), offset=int(raw[1]), entries=entries_of(game, raw[4:]))
+async def board_page(*, board: BoardConfig, period: periods.Period, offset: int = 0, limit: int = 50) -> Board:
+    raw = await scripts.BOARD_WINDOW(get_redis(), _board_keys(board, period), ["page", offset, limit])
+    entries = await entries_of(board, period, raw[4:])
+    return Board(period=period, total=int(raw[0]), offset=int(raw[1]), entries=entries)
 
 
-async def board_around(*, game: GameConfig, period: periods.Period, player_id: str, radius: int = 5) -> Board | None:
+async def board_around(*, board: BoardConfig, period: periods.Period, player_id: str, radius: int = 5) -> Board | None:
     """The player with up to ``radius`` neighbours each side; None if not on the board."""
-    raw = await scripts.BOARD_WINDOW(
-        get_redis(),
-        [keys.board(game.slug, period.kind, period.id), keys.names(game.slug)],
-        ["around", player_id, radius],
-    )
+    raw = await scripts.BOARD_WINDOW(get_redis(), _board_keys(board, period), ["around", player_id, radius])
     if not int(raw[2]):
         return None
-    return Board(period=period, total=int(raw[0]), offset=int(raw[1]), entries=entries_of(game, raw[4:]))
+    entries = await entries_of(board, period, raw[4:])
+    return Board(period=period, total=int(raw[0]), offset=int(raw[1]), entries=entries)
 
 
 async def board_standings(
-    *, game: GameConfig, period: periods.Period, player_ids: Sequence[str]
+    *, board: BoardConfig, period: periods.Period, player_ids: Sequence[str]
 ) -> tuple[int, list[Standing]]:
     """The board's size, and the given players' standings on it (those on it), best first."""
-    raw = await scripts.PLAYERS_RANK(
-        get_redis(), [keys.board(game.slug, period.kind, period.id), keys.names(game.slug)], list(player_ids)
-    )
+    raw = await scripts.PLAYERS_RANK(get_redis(), _board_keys(board, period), list(player_ids))
     total = int(raw[0])
+    rows = [raw[i : i + 5] for i in range(1, len(raw), 5) if raw[i + 1] != ""]
+    names = await names_of(game_slug=board.game_slug, player_ids=[row[0] for row in rows])
     found = []
-    for i in range(1, len(raw), 5):
-        player_id, sort_key, rank, equal, name = raw[i : i + 5]
-        if sort_key == "":
-            continue
+    for (player_id, sort_key, rank, equal, meta), name in zip(rows, names, strict=True):
         worse = total - (int(rank) - 1) - int(equal)
         found.append(
             Standing(
                 player_id=player_id,
                 display_name=name,
                 rank=int(rank),
-                score=game.score_from_sort_key(sort_key),
+                score=board.score_from_key(sort_key, period.kind),
                 total=total,
                 percentile=round(100 * worse / total, 2),
+                metadata=metadata_of(meta),
             )
         )
     found.sort(key=lambda s: (s.rank, s.player_id.encode()))
@@ -156,42 +186,50 @@ def ranked_board(
 ) -> tuple[Board, list[str]]:
     """The friends view of some standings: a board of those found, and the players not on it."""
     present = {s.player_id for s in found}
-    entries = [Entry(rank=s.rank, player_id=s.player_id, display_name=s.display_name, score=s.score) for s in found]
+    entries = [
+        Entry(rank=s.rank, player_id=s.player_id, display_name=s.display_name, score=s.score, metadata=s.metadata)
+        for s in found
+    ]
     return Board(period=period, total=total, offset=0, entries=entries), [p for p in asked if p not in present]
 
 
 # --------------------------------------------------------------------------- current boards
 
 
-async def leaderboard_page(*, game: GameConfig, period: str, offset: int = 0, limit: int = 50) -> Board:
-    """A page of the current board of a period kind."""
-    return await board_page(game=game, period=_current(game, period), offset=offset, limit=limit)
+async def leaderboard_page(*, board: BoardConfig, period: str, offset: int = 0, limit: int = 50) -> Board:
+    """A page of the current period of one of the board's windows."""
+    return await board_page(board=board, period=_current(board, period), offset=offset, limit=limit)
 
 
-async def players_around(*, game: GameConfig, period: str, player_id: str, radius: int = 5) -> Board | None:
-    return await board_around(game=game, period=_current(game, period), player_id=player_id, radius=radius)
+async def players_around(*, board: BoardConfig, period: str, player_id: str, radius: int = 5) -> Board | None:
+    return await board_around(board=board, period=_current(board, period), player_id=player_id, radius=radius)
 
 
-async def player_standing(*, game: GameConfig, period: str, player_id: str) -> Standing | None:
-    _, found = await board_standings(game=game, period=_current(game, period), player_ids=[player_id])
+async def player_standing(*, board: BoardConfig, period: str, player_id: str) -> Standing | None:
+    _, found = await board_standings(board=board, period=_current(board, period), player_ids=[player_id])
     return found[0] if found else None
 
 
-async def players_ranked(*, game: GameConfig, period: str, player_ids: Sequence[str]) -> tuple[Board, list[str]]:
+async def players_ranked(*, board: BoardConfig, period: str, player_ids: Sequence[str]) -> tuple[Board, list[str]]:
     """The given players ranked within the whole current board (friends view), and those not on it."""
-    current = _current(game, period)
+    current = _current(board, period)
     unique = list(dict.fromkeys(player_ids))
-    total, found = await board_standings(game=game, period=current, player_ids=unique)
+    total, found = await board_standings(board=board, period=current, player_ids=unique)
     return ranked_board(current, total, found, unique)
 
 
-async def player_overview(*, game: GameConfig, player_id: str) -> dict[str, Standing | None]:
-    """The player's standing in each current period the game keeps."""
+async def player_overview(*, board: BoardConfig, player_id: str) -> dict[str, Standing | None]:
+    """The player's standing in the current period of each of the board's windows."""
     overview: dict[str, Standing | None] = {}
-    for period in current_periods(game=game):
-        _, found = await board_standings(game=game, period=period, player_ids=[player_id])
+    for period in current_periods(board=board):
+        _, found = await board_standings(board=board, period=period, player_ids=[player_id])
         overview[period.kind] = found[0] if found else None
     return overview
+
+
+async def player_profile(*, game: GameConfig, player_id: str) -> dict[str, dict[str, Standing | None]]:
+    """The player's standing on every window of every board of the game (a profile screen)."""
+    return {board.slug: await player_overview(board=board, player_id=player_id) for board in game.boards}
 
 
 async def display_name(*, game: GameConfig, player_id: str) -> str | None:
@@ -218,20 +256,20 @@ async def recent_submissions(*, game: GameConfig, limit: int = 20) -> list[Recen
             display_name=name or r["player_id"],
             score=r["score"],
             at=clock.from_ms(r["at"]),
+            leaderboard=r.get("leaderboard", ""),
         )
         for r, name, is_hidden in zip(rows, names, hidden, strict=True)
         if not is_hidden
     ]
 
 
-def current_periods(*, game: GameConfig) -> list[periods.Period]:
-    now = clock.now()
-    return [periods.current(kind, game.timezone, now) for kind in game.periods]
+def current_periods(*, board: BoardConfig) -> list[periods.Period]:
+    return periods.board_current(board, clock.now())
 
 
-async def standings_of(*, game: GameConfig, period: periods.Period, player_ids: Sequence[str]) -> list[Standing]:
+async def standings_of(*, board: BoardConfig, period: periods.Period, player_ids: Sequence[str]) -> list[Standing]:
     """The given players' standings on one board (those on it)."""
-    return (await board_standings(game=game, period=period, player_ids=player_ids))[1]
+    return (await board_standings(board=board, period=period, player_ids=player_ids))[1]
 
 
 async def players_named(*, game: GameConfig, query: str, limit: int = 20) -> list[NamedPlayer]:

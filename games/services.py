@@ -14,18 +14,18 @@ import math
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 from django.conf import settings
 from django.db import transaction
 
 from core import clock, keys, text
 from core.audit import SYSTEM, Action, Actor, audit_record, checked_reason
-from core.config import GameConfig
+from core.config import BoardConfig, GameConfig
 from core.deadletters import store_or_set_aside
 from core.errors import ServiceError
 from core.lua import ensure_loaded
-from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, DeadLetter, Game, Player, is_player_id
+from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, DeadLetter, Game, Leaderboard, Player, is_player_id
 from core.redis import get_redis, run_sync
 from presence.services import PRESENCE_ANNOUNCE_TTL_MS
 
@@ -33,6 +33,9 @@ from . import periods, scripts
 
 # The anti-spam window is a sliding minute, as the game setting says "per minute".
 PLAYER_SPAM_WINDOW_MS = 60_000
+# An entry's metadata, as compact JSON, at most: a car and a replay id fit many times over,
+# and a board of a million entries stays within half a gigabyte of it.
+METADATA_MAX_BYTES = 512
 # Items per submit-script call in a batch: each call holds Redis for roughly
 # this many times ~60 µs, so other clients wait a few ms at most.
 SUBMIT_CHUNK_ITEMS = 100
@@ -63,7 +66,9 @@ class PeriodStanding:
 class Submitted:
     player_id: str
     display_name: str
+    leaderboard: str
     periods: dict[str, PeriodStanding]
+    metadata: dict[str, Any] | None
     replayed: bool
 
 
@@ -72,6 +77,9 @@ class Submission:
     player_id: str
     score: int
     display_name: str | None = None
+    metadata: dict[str, Any] | None = None
+    # The board's slug; score_submit_many needs it, score_submit is given the board.
+    leaderboard: str = ""
 
 
 @dataclass(frozen=True)
@@ -83,152 +91,221 @@ class Idempotency:
     fingerprint: str
 
 
-def _check(game: GameConfig, item: Submission) -> None:
+def metadata_text(metadata: dict[str, Any] | None) -> str:
+    """How an entry's metadata is stored: compact JSON ('' for none)."""
+    if metadata is None:
+        return ""
+    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def _check(board: BoardConfig, item: Submission) -> None:
     if not is_player_id(item.player_id):
         raise ServiceError(422, "invalid", PLAYER_ID_MESSAGE, field="player_id")
     if type(item.score) is not int or abs(item.score) > MAX_SAFE_SCORE:  # bool and float included
         raise ServiceError(422, "invalid", "Must be an integer with |score| <= 2^53-1.", field="score")
-    if game.min_score is not None and item.score < game.min_score:
-        raise ServiceError(422, "out_of_bounds", f"Must be at least {game.min_score} in this game.", field="score")
-    if game.max_score is not None and item.score > game.max_score:
-        raise ServiceError(422, "out_of_bounds", f"Must be at most {game.max_score} in this game.", field="score")
+    if board.min_score is not None and item.score < board.min_score:
+        raise ServiceError(422, "out_of_bounds", f"Must be at least {board.min_score} on this board.", field="score")
+    if board.max_score is not None and item.score > board.max_score:
+        raise ServiceError(422, "out_of_bounds", f"Must be at most {board.max_score} on this board.", field="score")
     if item.display_name is not None and len(item.display_name) > 64:
         raise ServiceError(422, "invalid", "At most 64 characters.", field="display_name")
     if item.display_name is not None and text.has_control_characters(item.display_name):
         raise ServiceError(422, "invalid", text.CONTROL_MESSAGE, field="display_name")
+    if item.metadata is not None:
+        if not isinstance(item.metadata, dict):
+            raise ServiceError(422, "invalid", "Must be a JSON object.", field="metadata")
+        size = len(metadata_text(item.metadata).encode())
+        if size > METADATA_MAX_BYTES:
+            raise ServiceError(
+                413,
+                "metadata_too_large",
+                f"Metadata is {size} bytes as compact JSON; at most {METADATA_MAX_BYTES}.",
+                field="metadata",
+            )
+
+
+def board_closed(board: BoardConfig) -> ServiceError:
+    """409 for a board that takes no scores now (outside its season, or deactivated)."""
+    if not board.active:
+        message = f"The leaderboard {board.slug!r} is closed: it takes no more scores; its standings stay readable."
+    else:
+        season = f"from {clock.iso(board.starts_at) if board.starts_at else 'the start'}"
+        season += f" until {clock.iso(board.ends_at)}" if board.ends_at else " on"
+        message = f"The leaderboard {board.slug!r} takes scores {season}."
+    return ServiceError(409, "board_closed", message, field="leaderboard")
+
+
+def board_not_found(game: GameConfig, slug: str) -> ServiceError:
+    return ServiceError(404, "board_not_found", f"{game.name} has no leaderboard {slug[:70]!r}.", field="leaderboard")
 
 
 @dataclass(frozen=True)
 class _Queued:
-    """One valid submission on its way to the submit script."""
+    """One valid submission on its way to the submit scripts."""
 
     index: int
     item: Submission
+    board: BoardConfig
     idempotency: Idempotency | None
 
 
-def _chunk_call(
-    game: GameConfig,
-    chunk: Sequence[_Queued],
-    now: dt.datetime,
-    current: Sequence[periods.Period],
-    *,
-    heartbeat: bool = True,
+def board_write_keys(ref: str) -> list[str]:
+    """The first KEYS of the board scripts that write scores (submit_score.lua, score_correct.lua):
+    hidden copy, boards index, dirty set, close jobs, ledger."""
+    return [keys.board_hidden(ref), keys.boards_index(ref), keys.dirty(ref), keys.close_jobs(ref), keys.ledger(ref)]
+
+
+def window_args(board: BoardConfig, period: periods.Period) -> list[str | int]:
+    """The six ARGV of one window in the board scripts (submit_score.lua, score_correct.lua)."""
+    return [
+        period.kind,
+        period.id,
+        "" if period.ends_at_ms is None else period.ends_at_ms,
+        board.tie_bits(period.kind),
+        board.max_abs(period.kind),
+        0 if period.starts_at is None else clock.to_ms(period.starts_at),
+    ]
+
+
+def _board_call(
+    board: BoardConfig, chunk: Sequence[_Queued], now_ms: int, current: Sequence[periods.Period], spam_limit: int
 ) -> tuple[list[str], list[str | int]]:
-    """KEYS and ARGV of one submit-script call (see games/lua/submit_score.lua)."""
-    now_ms = clock.to_ms(now)
+    """KEYS and ARGV of one submit_score.lua call (one board, one chunk)."""
+    ref = board.ref
+    key_list = board_write_keys(ref)
+    args: list[str | int] = [
+        board.mode,
+        now_ms,
+        spam_limit,
+        PLAYER_SPAM_WINDOW_MS,
+        settings.IDEMPOTENCY_TTL_SECS * 1000,
+        len(current),
+        settings.ARCHIVE_GRACE_SECS * 1000,
+        settings.LEDGER_STREAM_MAXLEN,
+    ]
+    for p in current:
+        board_key = keys.board(ref, p.kind, p.id)
+        key_list += [board_key, keys.entry_meta(board_key)]
+        args += window_args(board, p)
+    placeholder = keys.idempotency(ref, "-", "-")
+    call_id = uuid.uuid4().hex
+    for queued in chunk:
+        item, idem = queued.item, queued.idempotency
+        key_list += [
+            keys.player_spam(ref, item.player_id),
+            keys.idempotency(ref, idem.key_prefix, idem.key, queued.index) if idem else placeholder,
+            keys.player_idempotency(ref, item.player_id),
+        ]
+        args += [
+            item.player_id,
+            board.sort_base(item.score),
+            f"{call_id}:{queued.index}",
+            idem.fingerprint if idem else "",
+            item.score,
+            item.display_name or "",
+            metadata_text(item.metadata),
+        ]
+    return key_list, args
+
+
+def _game_call(
+    game: GameConfig, applied: Sequence[tuple[_Queued, bool]], now_ms: int, heartbeat: bool
+) -> tuple[list[str], list[str | int]]:
+    """KEYS and ARGV of one submit_game.lua call: the game's part of the applied items."""
     slug = game.slug
     key_list = [
         keys.names(slug),
         keys.hidden(slug),
         keys.recent(slug),
         keys.pending_players(slug),
-        keys.boards_index(slug),
-        keys.dirty(slug),
         keys.presence_online(slug),
         keys.presence_last_seen(slug),
         keys.presence_joined(slug),
         keys.presence_left(slug),
-        keys.close_jobs(slug),
-        keys.ledger(slug),
         keys.name_index(slug),
         keys.name_keys(slug),
-        *(keys.board(slug, p.kind, p.id) for p in current),
     ]
     args: list[str | int] = [
-        game.mode,
         now_ms,
-        game.max_submissions_per_minute,
-        PLAYER_SPAM_WINDOW_MS,
         settings.RECENT_SUBMISSIONS_MAX,
-        settings.IDEMPOTENCY_TTL_SECS * 1000,
-        MAX_SAFE_SCORE,
-        len(current),
         game.presence_timeout_secs * 1000 if heartbeat else "",
         PRESENCE_ANNOUNCE_TTL_MS,
-        settings.ARCHIVE_GRACE_SECS * 1000,
-        settings.LEDGER_STREAM_MAXLEN,
     ]
-    for p in current:
-        args += [p.kind, p.id, "" if p.ends_at_ms is None else p.ends_at_ms]
-    placeholder = keys.idempotency(slug, "-", "-")
-    call_id = uuid.uuid4().hex
-    for queued in chunk:
-        item, idem = queued.item, queued.idempotency
-        key_list += [
-            keys.player_spam(slug, item.player_id),
-            keys.idempotency(slug, idem.key_prefix, idem.key, queued.index) if idem else placeholder,
-            keys.presence_tabs(slug, item.player_id),
-            keys.player_idempotency(slug, item.player_id),
-        ]
+    for queued, fresh in applied:
+        item = queued.item
+        key_list.append(keys.presence_tabs(slug, item.player_id))
+        recent = {"player_id": item.player_id, "score": item.score, "at": now_ms, "leaderboard": queued.board.slug}
         args += [
             item.player_id,
-            game.sort_key(item.score),
             item.display_name or "",
-            f"{call_id}:{queued.index}",
-            json.dumps({"player_id": item.player_id, "score": item.score, "at": now_ms}),
-            idem.fingerprint if idem else "",
-            item.score,
             text.search_key(item.display_name or item.player_id),
+            json.dumps(recent),
+            int(fresh),
         ]
     return key_list, args
 
 
-def _result(game: GameConfig, player_id: str, raw: list) -> Submitted:
-    if raw[0] == "err":
-        code, detail = raw[1], raw[2]
-        if code == "hidden":
-            message = "This player is hidden and cannot submit scores."
-            raise ServiceError(403, "player_hidden", message, field="player_id")
-        if code == "player_rate_limited":
-            retry = str(max(1, math.ceil(int(detail) / 1000)))
-            raise ServiceError(
-                429,
-                "player_rate_limited",
-                f"This player may submit {game.max_submissions_per_minute} scores per minute; retry in {retry} s.",
-                field="player_id",
-                headers={"Retry-After": retry},
-            )
-        if code == "ledger_full":
-            raise ServiceError(
-                503,
-                "ledger_full",
-                "Scores are arriving faster than they can be recorded; nothing was applied. Retry shortly.",
-                headers={"Retry-After": str(LEDGER_FULL_RETRY_SECS)},
-            )
-        if code == "overflow":
-            raise ServiceError(
-                422, "score_overflow", f"The {detail} total would pass 2^53-1 and stop being exact.", field="score"
-            )
-        raise ServiceError(
-            422,
-            "idempotency_mismatch",
-            "This Idempotency-Key was used with a different request body.",
-            field="Idempotency-Key",
+def _refused(board: BoardConfig, game: GameConfig, raw: list) -> ServiceError:
+    code, detail = raw[1], raw[2]
+    if code == "hidden":
+        message = "This player is hidden and cannot submit scores."
+        return ServiceError(403, "player_hidden", message, field="player_id")
+    if code == "player_rate_limited":
+        retry = str(max(1, math.ceil(int(detail) / 1000)))
+        return ServiceError(
+            429,
+            "player_rate_limited",
+            f"This player may submit {game.max_submissions_per_minute} scores per minute to a board; "
+            f"retry in {retry} s.",
+            field="player_id",
+            headers={"Retry-After": retry},
         )
+    if code == "ledger_full":
+        return ServiceError(
+            503,
+            "ledger_full",
+            "Scores are arriving faster than they can be recorded; nothing was applied. Retry shortly.",
+            headers={"Retry-After": str(LEDGER_FULL_RETRY_SECS)},
+        )
+    if code == "overflow":
+        limit = board.max_abs(detail)
+        return ServiceError(
+            422, "score_overflow", f"The {detail} total would pass ±{limit:,} and stop being exact.", field="score"
+        )
+    return ServiceError(
+        422,
+        "idempotency_mismatch",
+        "This Idempotency-Key was used with a different request body.",
+        field="Idempotency-Key",
+    )
+
+
+def _standings(board: BoardConfig, raw: list) -> dict[str, PeriodStanding]:
     standings = {}
-    for i in range(3, len(raw), 4):
-        kind, period_id, sort_key, rank = raw[i : i + 4]
-        standings[kind] = PeriodStanding(kind, period_id, game.score_from_sort_key(sort_key), int(rank))
-    return Submitted(player_id=player_id, display_name=raw[2], periods=standings, replayed=bool(int(raw[1])))
+    for i in range(2, len(raw), 4):
+        kind, period_id, base, rank = raw[i : i + 4]
+        standings[kind] = PeriodStanding(kind, period_id, board.score_from_base(base), int(rank))
+    return standings
 
 
 async def score_submit(
     *,
     game: GameConfig,
+    board: BoardConfig,
     player_id: str,
     score: int,
     display_name: str | None = None,
+    metadata: dict[str, Any] | None = None,
     idempotency: Idempotency | None = None,
 ) -> Submitted:
-    """Apply one submission to every period board of the game in one atomic script."""
-    item = Submission(player_id, score, display_name)
-    _check(game, item)
-    now = clock.now()
-    current = [periods.current(kind, game.timezone, now) for kind in game.periods]
-    key_list, args = _chunk_call(game, [_Queued(0, item, idempotency)], now, current)
-    (raw,) = await scripts.SUBMIT_SCORE(get_redis(), key_list, args)
-    return _result(game, player_id, raw)
+    """Apply one submission to every window of the board in one atomic script (then the
+    game's names, recent list and presence in a second)."""
+    item = Submission(player_id, score, display_name, metadata, board.slug)
+    fingerprints = [idempotency.fingerprint] if idempotency else None
+    (result,) = await _submit_many(game, [item], idempotency, fingerprints, clock.now())
+    if isinstance(result, ServiceError):
+        raise result
+    return result
 
 
 async def score_submit_many(
@@ -238,23 +315,60 @@ async def score_submit_many(
     idempotency: Idempotency | None = None,
     item_fingerprints: Sequence[str] | None = None,
 ) -> list[Submitted | ServiceError]:
-    """Apply many submissions in one pipelined round trip; each is atomic on its own.
+    """Apply many submissions, for any boards of the game, in two pipelined round trips;
+    each is atomic on its own.
 
-    Items go to Redis in chunks of SUBMIT_CHUNK_ITEMS per script call, so one call
-    never holds Redis for long. Items already found invalid (a ServiceError) stay
-    in place in the results. With an Idempotency-Key each item gets its own
-    record, keyed by its position.
+    Items go to Redis in chunks of SUBMIT_CHUNK_ITEMS per board and script call, so one
+    call never holds Redis for long. Items already found invalid (a ServiceError) stay
+    in place in the results. With an Idempotency-Key each item gets its own record,
+    keyed by its position.
     """
     return await _submit_many(game, items, idempotency, item_fingerprints, clock.now())
 
 
 async def score_import(
-    *, game: GameConfig, items: Sequence[Submission], at: dt.datetime
+    *, game: GameConfig, board: BoardConfig, items: Sequence[Submission], at: dt.datetime
 ) -> list[Submitted | ServiceError]:
-    """Apply submissions as if made at ``at`` (history from elsewhere, the demo seed):
-    they land on the boards of the periods that contain ``at``. Unlike a live score,
-    an imported one does not show its player online."""
-    return await _submit_many(game, items, None, None, at, heartbeat=False)
+    """Apply submissions to ``board`` as if made at ``at`` (history from elsewhere, the demo
+    seed): they land on the periods that contain ``at``. Unlike a live score, an imported
+    one does not show its player online, and the board's season is not checked."""
+    placed = [Submission(i.player_id, i.score, i.display_name, i.metadata, board.slug) for i in items]
+    return await _submit_many(game, placed, None, None, at, heartbeat=False)
+
+
+def _queue(
+    game: GameConfig,
+    items: Sequence[Submission | ServiceError],
+    idempotency: Idempotency | None,
+    item_fingerprints: Sequence[str] | None,
+    now: dt.datetime,
+    *,
+    check_season: bool,
+) -> tuple[list[Submitted | ServiceError | None], list[_Queued]]:
+    """Each item's board and checks: the refused ones in place, the others queued."""
+    results: list[Submitted | ServiceError | None] = [None] * len(items)
+    queued: list[_Queued] = []
+    for i, item in enumerate(items):
+        if isinstance(item, ServiceError):
+            results[i] = item
+            continue
+        try:
+            board = game.board_named(item.leaderboard)
+            if board is None:
+                raise board_not_found(game, item.leaderboard)
+            if check_season and not board.is_open(now):
+                raise board_closed(board)
+            _check(board, item)
+        except ServiceError as error:
+            results[i] = error
+            continue
+        item_idem = (
+            Idempotency(idempotency.key_prefix, idempotency.key, item_fingerprints[i])
+            if idempotency and item_fingerprints
+            else None
+        )
+        queued.append(_Queued(i, item, board, item_idem))
+    return results, queued
 
 
 async def _submit_many(
@@ -266,42 +380,77 @@ async def _submit_many(
     *,
     heartbeat: bool = True,
 ) -> list[Submitted | ServiceError]:
-    if not game.periods:
-        raise ServiceError(
-            404, "board_not_found", f"{game.name} has no leaderboard yet: create one with manage.py createleaderboard."
-        )
-    current = [periods.current(kind, game.timezone, now) for kind in game.periods]
-    results: list[Submitted | ServiceError | None] = [None] * len(items)
-    queued: list[_Queued] = []
-    for i, item in enumerate(items):
-        if isinstance(item, ServiceError):
-            results[i] = item
-            continue
-        try:
-            _check(game, item)
-        except ServiceError as error:
-            results[i] = error
-            continue
-        item_idem = (
-            Idempotency(idempotency.key_prefix, idempotency.key, item_fingerprints[i])
-            if idempotency and item_fingerprints
-            else None
-        )
-        queued.append(_Queued(i, item, item_idem))
+    results, queued = _queue(game, items, idempotency, item_fingerprints, now, check_season=heartbeat)
     if queued:
-        client = get_redis()
-        await ensure_loaded(client, scripts.SUBMIT_SCORE)
-        pipe = client.pipeline(transaction=False)
-        chunks = [queued[i : i + SUBMIT_CHUNK_ITEMS] for i in range(0, len(queued), SUBMIT_CHUNK_ITEMS)]
-        for chunk in chunks:
-            scripts.SUBMIT_SCORE.queue(pipe, *_chunk_call(game, chunk, now, current, heartbeat=heartbeat))
-        for chunk, replies in zip(chunks, await pipe.execute(), strict=True):
-            for queued_item, raw in zip(chunk, replies, strict=True):
-                try:
-                    results[queued_item.index] = _result(game, queued_item.item.player_id, raw)
-                except ServiceError as error:
-                    results[queued_item.index] = error
+        applied = await _apply_to_boards(game, queued, now, results)
+        if applied:
+            await _apply_to_game(game, applied, now, heartbeat, results)
     return [r for r in results if r is not None]  # every position was filled above
+
+
+async def _apply_to_boards(
+    game: GameConfig, queued: Sequence[_Queued], now: dt.datetime, results: list[Submitted | ServiceError | None]
+) -> list[tuple[_Queued, list]]:
+    """The board scripts of every queued item, pipelined; returns the items they applied
+    (or replayed) with their replies, and records the refusals in ``results``."""
+    now_ms = clock.to_ms(now)
+    by_board: dict[str, list[_Queued]] = {}
+    for q in queued:
+        by_board.setdefault(q.board.slug, []).append(q)
+    client = get_redis()
+    await ensure_loaded(client, scripts.SUBMIT_SCORE)
+    pipe = client.pipeline(transaction=False)
+    chunks: list[list[_Queued]] = []
+    for board_items in by_board.values():
+        board = board_items[0].board
+        current = periods.board_current(board, now)
+        for i in range(0, len(board_items), SUBMIT_CHUNK_ITEMS):
+            chunk = board_items[i : i + SUBMIT_CHUNK_ITEMS]
+            chunks.append(chunk)
+            call = _board_call(board, chunk, now_ms, current, game.max_submissions_per_minute)
+            scripts.SUBMIT_SCORE.queue(pipe, *call)
+    applied: list[tuple[_Queued, list]] = []
+    for chunk, replies in zip(chunks, await pipe.execute(), strict=True):
+        for q, raw in zip(chunk, replies, strict=True):
+            if raw[0] == "err":
+                results[q.index] = _refused(q.board, game, raw)
+            else:
+                applied.append((q, raw))
+    applied.sort(key=lambda pair: pair[0].index)
+    return applied
+
+
+async def _apply_to_game(
+    game: GameConfig,
+    applied: Sequence[tuple[_Queued, list]],
+    now: dt.datetime,
+    heartbeat: bool,
+    results: list[Submitted | ServiceError | None],
+) -> None:
+    """The game's script for the applied items (names, recent list, presence), and the
+    broadcaster's note of the boards that changed, in one pipelined round trip."""
+    now_ms = clock.to_ms(now)
+    client = get_redis()
+    await ensure_loaded(client, scripts.SUBMIT_GAME)
+    pipe = client.pipeline(transaction=False)
+    chunks = [applied[i : i + SUBMIT_CHUNK_ITEMS] for i in range(0, len(applied), SUBMIT_CHUNK_ITEMS)]
+    for chunk in chunks:
+        marks = [(q, not int(raw[1])) for q, raw in chunk]
+        scripts.SUBMIT_GAME.queue(pipe, *_game_call(game, marks, now_ms, heartbeat))
+    changed = {q.board.ref for q, raw in applied if not int(raw[1])}
+    if changed:
+        pipe.zadd(keys.live_changes(), dict.fromkeys(changed, now_ms), nx=True)
+    replies = await pipe.execute()
+    for chunk, names in zip(chunks, replies, strict=False):
+        for (q, raw), name in zip(chunk, names, strict=True):
+            results[q.index] = Submitted(
+                player_id=q.item.player_id,
+                display_name=name,
+                leaderboard=q.board.slug,
+                periods=_standings(q.board, raw),
+                metadata=q.item.metadata,
+                replayed=bool(int(raw[1])),
+            )
 
 
 # --------------------------------------------------------------------------- players
@@ -359,16 +508,36 @@ def _upsert_players(players: Sequence[Player]) -> None:
     )
 
 
-async def _set_hidden(slug: str, player_id: str, hide: bool, now_ms: int) -> None:
+async def _set_hidden(game_slug: str, board_slugs: Sequence[str], player_id: str, hide: bool, now_ms: int) -> None:
+    """Hide or restore the player on each board (one script per board, on its hash tag) and in
+    the game's master set; every board is written before this returns."""
     client = get_redis()
-    while True:
-        boards = cast("list[str]", await client.zrangebyscore(keys.boards_index(slug), now_ms, "+inf"))
-        key_list = [keys.hidden(slug), keys.boards_index(slug), keys.dirty(slug)]
-        for board in boards:
-            key_list += [board, keys.hidden_stash(slug, board)]
-        status, _ = await scripts.SET_PLAYER_HIDDEN(client, key_list, [player_id, "hide" if hide else "unhide", now_ms])
-        if status == "ok":
-            return
+    if hide:
+        await client.sadd(keys.hidden(game_slug), player_id)
+    else:
+        await client.srem(keys.hidden(game_slug), player_id)
+    for board_slug in board_slugs:
+        ref = keys.board_ref(game_slug, board_slug)
+        while True:
+            boards = cast("list[str]", await client.zrangebyscore(keys.boards_index(ref), now_ms, "+inf"))
+            key_list = [keys.board_hidden(ref), keys.boards_index(ref), keys.dirty(ref)]
+            for board in boards:
+                key_list += [board, keys.hidden_stash(board)]
+            status, changed = await scripts.SET_PLAYER_HIDDEN(
+                client, key_list, [player_id, "hide" if hide else "unhide", now_ms]
+            )
+            if status == "ok":
+                break
+        if int(changed):
+            await client.zadd(keys.live_changes(), {ref: now_ms}, nx=True)
+
+
+def hidden_restore(*, game_slug: str, player_ids: Sequence[str]) -> int:
+    """The game's hidden players back into Redis where it lost them (the rebuild); the boards'
+    copies come back with their swap."""
+    if not player_ids:
+        return 0
+    return int(run_sync(lambda: scripts.HIDDEN_RESTORE(get_redis(), [keys.hidden(game_slug)], list(player_ids))))
 
 
 def player_set_hidden(*, game: Game, player_id: str, hidden: bool, by: Actor = SYSTEM, reason: str = "") -> Player:
@@ -383,7 +552,8 @@ def player_set_hidden(*, game: Game, player_id: str, hidden: bool, by: Actor = S
         player.save(update_fields=["hidden"])
         action = Action.HIDE if hidden else Action.UNHIDE
         audit_record(action=action, game_slug=game.slug, player_id=player_id, by=by, reason=reason)
-        run_sync(_set_hidden, game.slug, player_id, hidden, clock.to_ms(now))
+        board_slugs = list(Leaderboard.objects.filter(game=game).values_list("slug", flat=True))
+        run_sync(_set_hidden, game.slug, board_slugs, player_id, hidden, clock.to_ms(now))
     return player
 
 

@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from core.config import GameConfig
+from core.config import BoardConfig, GameConfig
 from core.errors import REDIS_ERRORS
 from core.models import Game
 from core.redis import run_sync
@@ -20,14 +20,16 @@ from games import selectors
 from moderation.admin.games import GameAdmin
 from presence import selectors as presence_selectors
 
+from . import selectors as live_selectors
+
 # How many entries of each current board, and how many online players, the page shows.
 PEEK_TOP_N = 20
 NO_SCORES = "No scores yet."
 REDIS_DOWN = "Redis is unavailable: the boards cannot be read now."
 
 
-async def _peek(game: GameConfig) -> list[selectors.Board]:
-    return [await selectors.leaderboard_page(game=game, period=p, limit=PEEK_TOP_N) for p in game.periods]
+async def _peek(board: BoardConfig) -> list[selectors.Board]:
+    return [await selectors.leaderboard_page(board=board, period=p, limit=PEEK_TOP_N) for p in board.windows]
 
 
 def _board_table(board: selectors.Board) -> SafeString:
@@ -70,17 +72,22 @@ class LiveGameAdmin(GameAdmin):
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), "live_peek": peek})
 
     def live_top(self, obj: Game) -> SafeString:
-        game = GameConfig.from_model(obj, "0")
+        board = live_selectors.home_board(GameConfig.from_model(obj, "0"))
+        if board is None:
+            return format_html("<p>{}</p>", "No leaderboard yet.")
         try:
-            boards = run_sync(lambda: _peek(game))
+            boards = run_sync(lambda: _peek(board))
         except REDIS_ERRORS:
             return format_html("<p>{}</p>", REDIS_DOWN)
         tables = format_html_join("", "{}", ((_board_table(b),) for b in boards))
         return format_html(
-            '<div class="peek" data-admin-peek data-game="{}" data-limit="{}">'
-            '<p class="peek-status" data-live-status hidden><span data-live-status-text></span></p>{}</div>',
+            '<div class="peek" data-admin-peek data-game="{}" data-leaderboard="{}" data-limit="{}">'
+            '<p class="peek-status" data-live-status hidden><span data-live-status-text></span></p>'
+            "<h3>{}</h3>{}</div>",
             obj.slug,
+            board.slug,
             PEEK_TOP_N,
+            board.name,
             tables,
         )
 

@@ -1,21 +1,25 @@
-"""The live broadcaster: turns dirty boards into at most one message per board per tick.
+"""The live broadcaster: turns changed boards into at most one message per window per tick.
 
-Each accepted submission only marks its boards in the game's dirty ZSET (in the
-submit script). Every tick the broadcaster pops a game's dirty boards (ZPOPMIN:
-each mark is claimed by exactly one broadcaster, however many run), reads each
-board's top rows once with a new version (in the same script call as the read,
-so versions follow snapshot order), and sends one ``standings`` event per board,
-then a ``player`` event per followed player whose score or rank moved, and the
-game's latest submissions (``recent``) and home-page card (``top``). So the cost
-per watcher follows the tick rate, not the submission rate. It also announces
-each period rollover once (``reset``), and each game's presence changes
-(``presence``: counts, joins and leaves, claimed so that each change goes out
-once however many broadcasters run).
+Each accepted submission marks its period boards in its leaderboard's dirty ZSET (in
+the submit script) and the leaderboard in one global change set (``keys.live_changes``,
+right after). Every tick the broadcaster pops the changed leaderboards (ZPOPMIN: each
+mark is claimed by exactly one broadcaster, however many run) and, for each, its dirty
+windows; it reads each window's top rows once with a new version (in the same script
+call as the read, so versions follow snapshot order), and sends one ``standings``
+event per window, then a ``player`` event per followed player whose score or rank
+moved, and the game's latest submissions (``recent``) and home-page card (``top``).
+Rollovers come from a schedule of every window's next end, kept in memory (``reset``,
+each claimed once). So a tick's cost follows what changed: idle boards cost nothing,
+and the cost per watcher follows the tick rate, not the submission rate. Presence
+changes (``presence``: counts, joins and leaves, claimed so that each change goes out
+once however many broadcasters run) are still looked at per game and tick.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
+import heapq
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -34,21 +38,69 @@ from . import events, scripts, selectors
 
 logger = logging.getLogger(__name__)
 
-# Boards one tick takes from a game's dirty set at most; the rest wait a tick.
+# Leaderboards one tick takes from the change set (and windows from each board's dirty
+# set) at most; the rest wait a tick.
 MAX_BOARDS_PER_TICK = 1000
+# Followed players' last sent standings kept at most; past it the memory starts again
+# (each player is then sent once more).
+LAST_SENT_MAX_ENTRIES = 100_000
 # After Redis or the database failed, the broadcaster waits this long before the next tick.
 ERROR_BACKOFF_SECS = 1.0
 
 
 @dataclass
 class BroadcasterState:
-    """What one broadcaster remembers between ticks: the (score, rank) it last sent per board and player."""
+    """What one broadcaster remembers between ticks."""
 
+    # (board key, player) -> the (score, rank) last sent for a followed player
     last_sent: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     # game slug -> the (online, watching) counts it last sent
     presence_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     # Names this broadcaster when it holds a game's presence announcer lease.
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # The boards of the active games by ref, and the rollover schedule built from them:
+    # rebuilt only when the game list (a cached object) is another one.
+    games: list[config.GameConfig] | None = None
+    boards: dict[str, tuple[config.GameConfig, config.BoardConfig]] = field(default_factory=dict)
+    schedule: list[tuple[int, str, str]] = field(default_factory=list)  # heap of (ends ms, ref, window)
+
+    def follow(self, games: list[config.GameConfig], now: dt.datetime) -> None:
+        """Index the boards of ``games`` and schedule each window's next rollover; boards whose
+        settings did not change keep their place in the schedule (the game list is rebuilt
+        whenever the config cache expires, mostly unchanged)."""
+        if games is self.games:
+            return
+        self.games = games
+        boards = {b.ref: (g, b) for g in games for b in g.boards if b.active}
+        fresh = {ref for ref, (_, b) in boards.items() if ref not in self.boards or self.boards[ref][1] != b}
+        if fresh or len(boards) != len(self.boards):
+            self.schedule = [item for item in self.schedule if item[1] in boards and item[1] not in fresh]
+            heapq.heapify(self.schedule)
+            for ref in fresh:
+                # Due at once: the first tick records each window's period id, and announces a
+                # rollover this broadcaster was not running for (stopped, or just started).
+                for window in boards[ref][1].windows:
+                    heapq.heappush(self.schedule, (0, ref, window))
+        self.boards = boards
+
+    def _plan(self, board: config.BoardConfig, window: str, now: dt.datetime) -> None:
+        try:
+            ends = periods.window_current(board, window, now).ends_at_ms
+        except periods.InvalidPeriod:
+            return
+        if ends is not None:
+            heapq.heappush(self.schedule, (ends, board.ref, window))
+
+    def due(self, now: dt.datetime) -> list[tuple[str, str]]:
+        """The (ref, window) pairs whose period ended by ``now``, each planned again for its next end."""
+        now_ms = clock.to_ms(now)
+        found = []
+        while self.schedule and self.schedule[0][0] <= now_ms:
+            _, ref, window = heapq.heappop(self.schedule)
+            found.append((ref, window))
+            if ref in self.boards:
+                self._plan(self.boards[ref][1], window, now)
+        return found
 
 
 @dataclass
@@ -59,98 +111,118 @@ class TickReport:
     presence: int = 0
     recent: int = 0
     tops: int = 0
+    boards: int = 0  # boards visited because they changed
 
 
 async def tick(*, state: BroadcasterState, games: list[config.GameConfig] | None = None) -> TickReport:
+    """One tick: work in proportion to what changed (boards, presence, rollovers), not to
+    how many games and boards exist."""
     now = clock.now()
     report = TickReport()
-    live_boards: set[str] = set()
-    for game in games if games is not None else await config.list_games():
-        current = {kind: periods.current(kind, game.timezone, now) for kind in game.periods}
-        live_boards.update(keys.board(game.slug, p.kind, p.id) for p in current.values())
-        await _announce_rollovers(game, current, report)
+    state.follow(games if games is not None else await config.list_games(), now)
+    await _announce_rollovers(state, now, report)
+    for game in state.games or ():
         if await _announce_presence(game, state):
             report.presence += 1
-        changed = await _changed_boards(game, current)
+    refs = cast("list[tuple[str, float]]", await get_redis().zpopmin(keys.live_changes(), MAX_BOARDS_PER_TICK))
+    changed_games: dict[str, config.GameConfig] = {}
+    for ref, _ in refs:
+        found = state.boards.get(ref)
+        if found is None:
+            continue  # an inactive game's or board's: nobody watches it live
+        game, board = found
+        report.boards += 1
+        changed = await _changed_windows(board, now)
         if changed:
-            await _announce_boards(game, changed, state, report)
-            await _announce_recent(game)
-            report.recent += 1
-    # Forget boards that are no longer current, so memory stays bounded.
-    for key in [k for k in state.last_sent if k[0] not in live_boards]:
-        del state.last_sent[key]
+            await _announce_board(game, board, changed, state, report)
+            changed_games[game.slug] = game
+    for game in changed_games.values():
+        await _announce_recent(game)
+        report.recent += 1
     return report
 
 
-async def _announce_rollovers(game: config.GameConfig, current: dict[str, periods.Period], report: TickReport) -> None:
-    """One ``reset`` per period that rolled over (each claimed by one broadcaster), and the
-    home page's card of the game emptied when its home board is the one that rolled."""
-    ending = [p for p in current.values() if p.kind != periods.ALL_TIME]
-    if not ending:
-        return
-    claim = [value for p in ending for value in (p.kind, p.id)]
-    for kind in await scripts.PERIOD_STARTED(get_redis(), [keys.live_periods(game.slug)], claim):
-        await events.send_reset(game.slug, current[kind])
-        report.resets += 1
-        if kind == selectors.home_period(game):
-            empty = board_reads.Board(period=current[kind], total=0, offset=0, entries=[])
-            await events.send_top(events.top(game.slug, empty, 0))
+async def _announce_rollovers(state: BroadcasterState, now: dt.datetime, report: TickReport) -> None:
+    """One ``reset`` per window that rolled over (each claimed by one broadcaster, one script
+    call per board), and the home page's card emptied when its home window is the one that rolled."""
+    due: dict[str, list[str]] = {}
+    for ref, window in state.due(now):
+        if ref in state.boards:
+            due.setdefault(ref, []).append(window)
+    for ref, windows in due.items():
+        game, board = state.boards[ref]
+        current = {}
+        for window in windows:
+            try:
+                current[window] = periods.window_current(board, window, now)
+            except periods.InvalidPeriod:
+                continue  # a cron that has not fired yet: nothing started
+        claim = [value for w, p in current.items() for value in (w, p.id)]
+        for window in await scripts.PERIOD_STARTED(get_redis(), [keys.live_periods(ref)], claim):
+            await events.send_reset(board, current[window])
+            report.resets += 1
+            if board == selectors.home_board(game) and window == selectors.home_period(board):
+                empty = board_reads.Board(period=current[window], total=0, offset=0, entries=[])
+                await events.send_top(events.top(board, empty, 0))
 
 
-async def _changed_boards(game: config.GameConfig, current: dict[str, periods.Period]) -> list[periods.Period]:
-    """The current boards marked changed since the last tick (the marks are claimed: one broadcaster each)."""
-    by_key = {keys.board(game.slug, p.kind, p.id): p for p in current.values()}
-    dirty = cast("list[tuple[str, float]]", await get_redis().zpopmin(keys.dirty(game.slug), MAX_BOARDS_PER_TICK))
+async def _changed_windows(board: config.BoardConfig, now: dt.datetime) -> list[periods.Period]:
+    """The board's current periods marked changed since the last tick (the marks are claimed:
+    one broadcaster each)."""
+    by_key = {keys.board(board.ref, p.kind, p.id): p for p in periods.board_current(board, now)}
+    dirty = cast("list[tuple[str, float]]", await get_redis().zpopmin(keys.dirty(board.ref), MAX_BOARDS_PER_TICK))
     # Past periods' boards are dropped here: nobody watches those live.
     return [by_key[board_key] for board_key, _ in dirty if board_key in by_key]
 
 
-async def _announce_boards(
-    game: config.GameConfig, changed: list[periods.Period], state: BroadcasterState, report: TickReport
+async def _announce_board(
+    game: config.GameConfig,
+    board: config.BoardConfig,
+    changed: list[periods.Period],
+    state: BroadcasterState,
+    report: TickReport,
 ) -> None:
-    """A ``standings`` message per changed board (and the home page's ``top`` for the home board),
-    then a ``player`` message per followed player whose score or rank moved."""
+    """A ``standings`` message per changed window (and the home page's ``top`` for the home
+    board), then a ``player`` message per followed player whose score or rank moved."""
     followed = await selectors.followed_players(game=game)
-    home = selectors.home_period(game)
+    is_home = board == selectors.home_board(game)
     moved: dict[str, dict[str, tuple[str, board_reads.Standing]]] = {}
     for period in changed:
-        board, version = await selectors.board_snapshot(
-            game=game, period=period, limit=events.LIVE_LIMIT_MAX, next_version=True
+        page, version = await selectors.board_snapshot(
+            board=board, period=period, limit=events.LIVE_LIMIT_MAX, next_version=True
         )
-        online = await presence_selectors.online_among(game=game, player_ids=[e.player_id for e in board.entries])
-        await events.send_standings(game.slug, board, version, online)
+        online = await presence_selectors.online_among(game=game, player_ids=[e.player_id for e in page.entries])
+        await events.send_standings(board, page, version, online)
         report.standings += 1
-        if period.kind == home and game.active:
-            await events.send_top(events.top(game.slug, board, version, online))
+        if is_home and period.kind == selectors.home_period(board):
+            await events.send_top(events.top(board, page, version, online))
             report.tops += 1
         if followed:
-            _note_moves(
-                game,
-                period,
-                await board_reads.standings_of(game=game, period=period, player_ids=followed),
-                state,
-                moved,
-            )
+            standings = await board_reads.standings_of(board=board, period=period, player_ids=followed)
+            _note_moves(board, period, standings, state, moved)
     for player_id, changes in moved.items():
         name = next(iter(changes.values()))[1].display_name
-        await events.send_player(game.slug, events.player(player_id, name, changes))
+        await events.send_player(game.slug, events.player(board, player_id, name, changes))
         report.players += 1
 
 
 def _note_moves(
-    game: config.GameConfig,
+    board: config.BoardConfig,
     period: periods.Period,
     standings: list[board_reads.Standing],
     state: BroadcasterState,
     moved: dict[str, dict[str, tuple[str, board_reads.Standing]]],
 ) -> None:
     """Record the followed players whose (score, rank) on this board differs from what was last sent."""
-    board_key = keys.board(game.slug, period.kind, period.id)
+    board_key = keys.board(board.ref, period.kind, period.id)
     for standing in standings:
         seen = (standing.score, standing.rank)
         if state.last_sent.get((board_key, standing.player_id)) != seen:
             state.last_sent[(board_key, standing.player_id)] = seen
             moved.setdefault(standing.player_id, {})[period.kind] = (period.id, standing)
+    # Bounded: what was sent for periods that ended is of no use (a new period starts afresh).
+    if len(state.last_sent) > LAST_SENT_MAX_ENTRIES:
+        state.last_sent.clear()
 
 
 async def _announce_recent(game: config.GameConfig) -> None:

@@ -2,9 +2,9 @@
 
 Server -> client messages (see docs/websocket.md):
 
-- ``standings``: a board's top rows with a per-board version that only increases;
-- ``player``: a followed player's new score and rank, per period;
-- ``reset``: a period rolled over; the board starts empty under a new id;
+- ``standings``: a leaderboard window's top rows with a version that only increases;
+- ``player``: a followed player's new score and rank on one leaderboard, per window;
+- ``reset``: a window's period rolled over; it starts empty under a new id;
 - ``presence``: a game's online and watching counts and who joined or left;
 - ``recent``: a game's latest accepted submissions (the game page's panel);
 - ``top``: a game's top three on its home board (the home page's socket, /ws/home/);
@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Collection
-from typing import Literal
+from typing import Any, Literal
 
 from channels.layers import get_channel_layer
 from pydantic import ConfigDict, with_config
@@ -30,7 +30,8 @@ from pydantic import ConfigDict, with_config
 # typing_extensions: pydantic validates typing.TypedDict only from Python 3.12 on (the tests validate these).
 from typing_extensions import TypedDict
 
-from core import clock
+from core import board_rules, clock
+from core.config import BoardConfig
 from games import periods
 from games.selectors import Board, RecentSubmission, Standing
 from presence.selectors import OnlinePlayer
@@ -52,12 +53,16 @@ class EntryPayload(TypedDict):
     player_id: str
     display_name: str
     score: int
+    # The score in the board's format (1:21.999 for time_ms), as pages show it.
+    shown: str
+    metadata: dict[str, Any] | None
     online: bool
 
 
 @with_config(_CLOSED)
 class StandingsPayload(TypedDict):
     type: Literal["standings"]
+    leaderboard: str
     period: str
     period_id: str
     resets_at: str | None
@@ -70,6 +75,7 @@ class StandingsPayload(TypedDict):
 class PlayerPeriodPayload(TypedDict):
     period_id: str
     score: int
+    shown: str
     rank: int
     total: int
     percentile: float
@@ -78,6 +84,7 @@ class PlayerPeriodPayload(TypedDict):
 @with_config(_CLOSED)
 class PlayerPayload(TypedDict):
     type: Literal["player"]
+    leaderboard: str
     player_id: str
     display_name: str
     periods: dict[str, PlayerPeriodPayload]
@@ -86,6 +93,7 @@ class PlayerPayload(TypedDict):
 @with_config(_CLOSED)
 class ResetPayload(TypedDict):
     type: Literal["reset"]
+    leaderboard: str
     period: str
     period_id: str
     resets_at: str | None
@@ -113,6 +121,7 @@ class PresencePayload(TypedDict):
 
 @with_config(_CLOSED)
 class RecentItemPayload(TypedDict):
+    leaderboard: str
     player_id: str
     display_name: str
     score: int
@@ -130,6 +139,7 @@ class RecentPayload(TypedDict):
 class TopPayload(TypedDict):
     type: Literal["top"]
     game: str
+    leaderboard: str
     period: str
     period_id: str
     resets_at: str | None
@@ -161,9 +171,10 @@ PAYLOADS: dict[str, type] = {
 # --------------------------------------------------------------------------- groups
 
 
-def board_group(slug: str, period: str) -> str:
-    """Watchers of one period board of a game (whatever its current id)."""
-    return f"lb.{slug}.{period}"
+def board_group(ref: str, period: str) -> str:
+    """Watchers of one window of a leaderboard (whatever its current period id)."""
+    # Group names hold at most 99 characters of [A-Za-z0-9._-]: two slugs could pass that.
+    return f"lb.{hashlib.sha1(ref.encode()).hexdigest()[:24]}.{period}"
 
 
 def presence_group(slug: str) -> str:
@@ -192,43 +203,47 @@ def _iso(moment: dt.datetime | None) -> str | None:
     return None if moment is None else clock.iso(moment)
 
 
-def _entries(board: Board, online: Collection[str], limit: int | None = None) -> list[EntryPayload]:
+def _entries(board: Board, fmt: str, online: Collection[str], limit: int | None = None) -> list[EntryPayload]:
     return [
         {
             "rank": e.rank,
             "player_id": e.player_id,
             "display_name": e.display_name,
             "score": e.score,
+            "shown": board_rules.format_score(e.score, fmt),
+            "metadata": e.metadata,
             "online": e.player_id in online,
         }
         for e in board.entries[:limit]
     ]
 
 
-def standings(board: Board, version: int, online: Collection[str] = ()) -> StandingsPayload:
+def standings(leaderboard: BoardConfig, board: Board, version: int, online: Collection[str] = ()) -> StandingsPayload:
     """``online``: which of the board's players are online (a dot beside their row)."""
     return {
         "type": "standings",
+        "leaderboard": leaderboard.slug,
         "period": board.period.kind,
         "period_id": board.period.id,
         "resets_at": _iso(board.period.ends_at),
         "version": version,
         "total": board.total,
-        "entries": _entries(board, online),
+        "entries": _entries(board, leaderboard.format, online),
     }
 
 
-def top(slug: str, board: Board, version: int, online: Collection[str] = ()) -> TopPayload:
+def top(leaderboard: BoardConfig, board: Board, version: int, online: Collection[str] = ()) -> TopPayload:
     """A game's home-page card: the first HOME_TOP_N entries of its home board."""
     return {
         "type": "top",
-        "game": slug,
+        "game": leaderboard.game_slug,
+        "leaderboard": leaderboard.slug,
         "period": board.period.kind,
         "period_id": board.period.id,
         "resets_at": _iso(board.period.ends_at),
         "version": version,
         "total": board.total,
-        "entries": _entries(board, online, HOME_TOP_N),
+        "entries": _entries(board, leaderboard.format, online, HOME_TOP_N),
     }
 
 
@@ -237,22 +252,32 @@ def recent(version: int, submissions: list[RecentSubmission]) -> RecentPayload:
         "type": "recent",
         "version": version,
         "submissions": [
-            {"player_id": r.player_id, "display_name": r.display_name, "score": r.score, "at": clock.iso(r.at)}
+            {
+                "leaderboard": r.leaderboard,
+                "player_id": r.player_id,
+                "display_name": r.display_name,
+                "score": r.score,
+                "at": clock.iso(r.at),
+            }
             for r in submissions
         ],
     }
 
 
-def player(player_id: str, display_name: str, changes: dict[str, tuple[str, Standing]]) -> PlayerPayload:
-    """``changes``: period -> (period id, standing)."""
+def player(
+    leaderboard: BoardConfig, player_id: str, display_name: str, changes: dict[str, tuple[str, Standing]]
+) -> PlayerPayload:
+    """``changes``: window -> (period id, standing) on one leaderboard."""
     return {
         "type": "player",
+        "leaderboard": leaderboard.slug,
         "player_id": player_id,
         "display_name": display_name,
         "periods": {
             kind: {
                 "period_id": period_id,
                 "score": s.score,
+                "shown": board_rules.format_score(s.score, leaderboard.format),
                 "rank": s.rank,
                 "total": s.total,
                 "percentile": s.percentile,
@@ -262,8 +287,14 @@ def player(player_id: str, display_name: str, changes: dict[str, tuple[str, Stan
     }
 
 
-def reset(period: periods.Period) -> ResetPayload:
-    return {"type": "reset", "period": period.kind, "period_id": period.id, "resets_at": _iso(period.ends_at)}
+def reset(leaderboard: BoardConfig, period: periods.Period) -> ResetPayload:
+    return {
+        "type": "reset",
+        "leaderboard": leaderboard.slug,
+        "period": period.kind,
+        "period_id": period.id,
+        "resets_at": _iso(period.ends_at),
+    }
 
 
 def presence(
@@ -301,16 +332,17 @@ async def _group_send(group: str, payload: Payload) -> None:
     await get_channel_layer().group_send(group, {"type": "live.event", "payload": payload})
 
 
-async def send_standings(slug: str, board: Board, version: int, online: Collection[str] = ()) -> None:
-    await _group_send(board_group(slug, board.period.kind), standings(board, version, online))
+async def send_standings(leaderboard: BoardConfig, board: Board, version: int, online: Collection[str] = ()) -> None:
+    group = board_group(leaderboard.ref, board.period.kind)
+    await _group_send(group, standings(leaderboard, board, version, online))
 
 
 async def send_player(slug: str, payload: PlayerPayload) -> None:
     await _group_send(player_group(slug, payload["player_id"]), payload)
 
 
-async def send_reset(slug: str, period: periods.Period) -> None:
-    await _group_send(board_group(slug, period.kind), reset(period))
+async def send_reset(leaderboard: BoardConfig, period: periods.Period) -> None:
+    await _group_send(board_group(leaderboard.ref, period.kind), reset(leaderboard, period))
 
 
 async def send_presence(slug: str, payload: PresencePayload) -> None:
@@ -325,6 +357,6 @@ async def send_top(payload: TopPayload) -> None:
     await _group_send(HOME_GROUP, payload)
 
 
-async def send_reconnect(slug: str, period: str) -> None:
-    """Ask every socket watching one of a game's boards to reconnect (manage.py live_reconnect)."""
-    await get_channel_layer().group_send(board_group(slug, period), {"type": "live.disconnect"})
+async def send_reconnect(ref: str, period: str) -> None:
+    """Ask every socket watching one window of a leaderboard to reconnect (manage.py live_reconnect)."""
+    await get_channel_layer().group_send(board_group(ref, period), {"type": "live.disconnect"})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from core import clock, keys
-from core.config import GameConfig
+from core.config import BoardConfig, GameConfig
 from core.redis import get_redis
 from games import periods
 from games import scripts as board_scripts
@@ -16,7 +16,7 @@ from . import scripts as live_scripts
 
 
 async def board_snapshot(
-    *, game: GameConfig, period: periods.Period, limit: int, next_version: bool
+    *, board: BoardConfig, period: periods.Period, limit: int, next_version: bool
 ) -> tuple[Board, int]:
     """The top ``limit`` of a current board with its live version.
 
@@ -24,14 +24,14 @@ async def board_snapshot(
     broadcaster), so versions follow the order of the snapshots; otherwise the
     current version is read (a new watcher's first view).
     """
-    board_key = keys.board(game.slug, period.kind, period.id)
+    board_key = keys.board(board.ref, period.kind, period.id)
     raw = await board_scripts.BOARD_WINDOW(
         get_redis(),
-        [board_key, keys.names(game.slug), keys.board_version(board_key)],
+        [board_key, keys.entry_meta(board_key), keys.board_version(board_key)],
         ["page", 0, limit, "next" if next_version else "current"],
     )
-    board = Board(period=period, total=int(raw[0]), offset=0, entries=entries_of(game, raw[4:]))
-    return board, int(raw[3])
+    page = Board(period=period, total=int(raw[0]), offset=0, entries=await entries_of(board, period, raw[4:]))
+    return page, int(raw[3])
 
 
 async def recent_snapshot(*, game: GameConfig, limit: int, next_version: bool) -> tuple[list[RecentSubmission], int]:
@@ -55,6 +55,7 @@ async def recent_snapshot(*, game: GameConfig, limit: int, next_version: bool) -
                 display_name=reply[i + 1] or row["player_id"],
                 score=row["score"],
                 at=clock.from_ms(row["at"]),
+                leaderboard=row.get("leaderboard", ""),
             )
         )
     return submissions, int(reply[0])
@@ -69,6 +70,11 @@ async def followed_players(*, game: GameConfig) -> list[str]:
     return players
 
 
-def home_period(game: GameConfig) -> str:
-    """The period of the board a game shows on the home page: today's if it keeps one."""
-    return periods.DAILY if periods.DAILY in game.periods else game.periods[0]
+def home_board(game: GameConfig) -> BoardConfig | None:
+    """The board a game shows on the home page: its first active one."""
+    return next((b for b in game.boards if b.active), None)
+
+
+def home_period(board: BoardConfig) -> str:
+    """The window a board shows on the home page: today's if it keeps one."""
+    return periods.DAILY if periods.DAILY in board.windows else board.windows[0]

@@ -12,14 +12,15 @@ from django.urls import reverse
 from accounts.selectors import linked_player_id
 from archive import selectors as archive_selectors
 from core import config, text
-from core.config import GameConfig
+from core.config import BoardConfig, GameConfig
 from core.errors import ServiceError
 from core.models import is_player_id
 from core.pages import PAGE_SIZE, not_found, positive_int
-from games import periods, selectors
+from games import selectors
 from presence import selectors as presence_selectors
 
 from . import events
+from . import selectors as live_selectors
 
 HOME_TOP_N = 3
 AROUND_RADIUS = 5
@@ -35,34 +36,48 @@ FIND_QUERY_MAX_CHARS = 64
 async def home(request: HttpRequest) -> HttpResponse:
     cards = []
     for game in await config.list_games():
-        if not game.periods:
+        leaderboard = live_selectors.home_board(game)
+        if leaderboard is None:
             continue  # no leaderboard yet: nothing to show
-        period = periods.DAILY if periods.DAILY in game.periods else game.periods[0]
-        board = await selectors.leaderboard_page(game=game, period=period, limit=HOME_TOP_N)
-        cards.append({"game": game, "board": board})
+        period = live_selectors.home_period(leaderboard)
+        board = await selectors.leaderboard_page(board=leaderboard, period=period, limit=HOME_TOP_N)
+        cards.append({"game": game, "leaderboard": leaderboard, "board": board})
     return render(request, "live/home.html", {"cards": cards})
+
+
+def _leaderboard(request: HttpRequest, game: GameConfig) -> tuple[BoardConfig, str] | HttpResponse:
+    """The board (``?board=``, else the game's first active one) and window (``?period=``) asked for."""
+    slug = request.GET.get("board")
+    leaderboard = game.board_named(slug) if slug else live_selectors.home_board(game)
+    if leaderboard is None:
+        if slug:
+            return not_found(request, f"{game.name} has no leaderboard “{slug[:70]}”.")
+        return not_found(request, f"{game.name} has no leaderboard yet.")
+    period = request.GET.get("period") or leaderboard.windows[0]
+    if period not in leaderboard.windows:
+        return not_found(request, f"{leaderboard.name} keeps no “{period}” window.")
+    return leaderboard, period
 
 
 async def game_page(request: HttpRequest, game: str) -> HttpResponse:
     config_ = await config.get_game(game)
     if config_ is None:
         return not_found(request, f"There is no game “{game}”.")
-    if not config_.periods:
-        return not_found(request, f"{config_.name} has no leaderboard yet.")
-    period = request.GET.get("period") or config_.periods[0]
-    if period not in config_.periods:
-        return not_found(request, f"{config_.name} keeps no “{period}” board.")
+    chosen = _leaderboard(request, config_)
+    if isinstance(chosen, HttpResponse):
+        return chosen
+    leaderboard, period = chosen
     search = await _find(request, config_, period)
     if isinstance(search, HttpResponse):
         return search
-    page, pages, board = await _board_page(config_, period, positive_int(request.GET.get("page"), 1))
+    page, pages, board = await _board_page(leaderboard, period, positive_int(request.GET.get("page"), 1))
     me = await linked_player_id(user=await request.auser(), game_id=config_.id)
     presence = await presence_selectors.presence_page(game=config_, limit=PRESENCE_LIST_SIZE)
     shown_ids = [e.player_id for e in board.entries]
     # The signed-in player's own rank, pinned under the table while their row is on another page.
     pinned = None
     if me is not None and me not in shown_ids:
-        pinned = await selectors.player_standing(game=config_, period=period, player_id=me)
+        pinned = await selectors.player_standing(board=leaderboard, period=period, player_id=me)
     context = {
         "me": me,
         "pinned": pinned,
@@ -71,8 +86,9 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
         "presence_more": max(0, presence.online - len(presence.players)),
         "presence_list_size": PRESENCE_LIST_SIZE,
         "game": config_,
+        "leaderboard": leaderboard,
         "period": period,
-        "periods": selectors.current_periods(game=config_),
+        "periods": selectors.current_periods(board=leaderboard),
         "board": board,
         "page": page,
         "pages": pages,
@@ -114,15 +130,17 @@ async def _find(request: HttpRequest, game: GameConfig, period: str) -> _Search 
     return _Search(find=find, matches=tuple(matches))
 
 
-async def _board_page(game: GameConfig, period: str, page: int) -> tuple[int, int, selectors.Board]:
+async def _board_page(leaderboard: BoardConfig, period: str, page: int) -> tuple[int, int, selectors.Board]:
     """The page asked for, its count of pages, and its board; past the end, the last page."""
-    board = await selectors.leaderboard_page(game=game, period=period, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
+    board = await selectors.leaderboard_page(
+        board=leaderboard, period=period, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
+    )
     pages = max(1, -(-board.total // PAGE_SIZE))
     if page > pages:
         # An old link after a reset: the last page rather than nothing.
         page = pages
         board = await selectors.leaderboard_page(
-            game=game, period=period, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
+            board=leaderboard, period=period, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
         )
     return page, pages, board
 
@@ -133,12 +151,11 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
         return not_found(request, f"There is no game “{game}”.")
     if not is_player_id(player_id):
         return not_found(request, "That is not a valid player id.")
-    if not config_.periods:
-        return not_found(request, f"{config_.name} has no leaderboard yet.")
-    period = request.GET.get("period") or config_.periods[0]
-    if period not in config_.periods:
-        return not_found(request, f"{config_.name} keeps no “{period}” board.")
-    overview = await selectors.player_overview(game=config_, player_id=player_id)
+    chosen = _leaderboard(request, config_)
+    if isinstance(chosen, HttpResponse):
+        return chosen
+    leaderboard, period = chosen
+    overview = await selectors.player_overview(board=leaderboard, player_id=player_id)
     placements = await archive_selectors.player_placements(
         game=config_, player_id=player_id, period=period, limit=PLACEMENT_HISTORY_SIZE
     )
@@ -152,18 +169,21 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
     ):
         return not_found(request, f"There is no player “{player_id}” in {config_.name}.")
     try:
-        around = await selectors.players_around(game=config_, period=period, player_id=player_id, radius=AROUND_RADIUS)
+        around = await selectors.players_around(
+            board=leaderboard, period=period, player_id=player_id, radius=AROUND_RADIUS
+        )
     except ServiceError as error:
         return not_found(request, error.message)
     name = next((s.display_name for s in overview.values() if s is not None), None)
     name = name or known_name or (placements[0].display_name if placements else player_id)
-    current = {p.kind: p for p in selectors.current_periods(game=config_)}
+    current = {p.kind: p for p in selectors.current_periods(board=leaderboard)}
     around_ids = [e.player_id for e in around.entries] if around else []
     return render(
         request,
         "live/player.html",
         {
             "game": config_,
+            "leaderboard": leaderboard,
             "player_id": player_id,
             "display_name": name,
             "period": period,

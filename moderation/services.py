@@ -24,7 +24,7 @@ from archive.ledger.erasure import player_forget
 from core import clock, keys
 from core.audit import SYSTEM, Action, Actor, audit_forget_names, audit_record, checked_reason
 from core.errors import ServiceError
-from core.models import PLAYER_ID_MESSAGE, DeadLetter, Game, Player, is_player_id
+from core.models import PLAYER_ID_MESSAGE, DeadLetter, Game, Leaderboard, Player, is_player_id
 from core.redis import get_redis, run_sync
 from presence.services import PRESENCE_ANNOUNCE_TTL_MS
 
@@ -47,11 +47,9 @@ class Erased:
     other: dict[str, int] = field(default_factory=dict)  # what else went (name, records, codes...)
 
 
-async def _erase_in_redis(slug: str, player_id: str, now_ms: int) -> list[int]:
+async def _erase_from_game(slug: str, player_id: str, now_ms: int) -> list[int]:
     client = get_redis()
     while True:
-        boards = cast("list[str]", await client.zrange(keys.boards_index(slug), 0, -1))
-        records = cast("list[str]", await client.zrange(keys.player_idempotency(slug, player_id), 0, -1))
         codes = cast("list[str]", await client.zrange(keys.link_codes_issued(slug, player_id), 0, -1))
         key_list = [
             keys.names(slug),
@@ -60,36 +58,56 @@ async def _erase_in_redis(slug: str, player_id: str, now_ms: int) -> list[int]:
             keys.hidden(slug),
             keys.pending_players(slug),
             keys.recent(slug),
-            keys.boards_index(slug),
-            keys.dirty(slug),
             keys.followed(slug),
             keys.erased(slug),
-            keys.ledger(slug),
-            keys.player_spam(slug, player_id),
-            keys.player_idempotency(slug, player_id),
             keys.presence_online(slug),
             keys.presence_last_seen(slug),
             keys.presence_joined(slug),
             keys.presence_left(slug),
             keys.presence_tabs(slug, player_id),
             keys.link_codes_issued(slug, player_id),
+            *(keys.link_code(slug, code) for code in codes),
         ]
-        for board in boards:
-            key_list += [board, keys.hidden_stash(slug, board)]
-        key_list += records
-        key_list += [keys.link_code(slug, code) for code in codes]
-        args: list[str | int] = [
-            player_id,
-            now_ms,
-            len(boards),
-            len(records),
-            len(codes),
-            ERASED_MEMORY_MS,
-            PRESENCE_ANNOUNCE_TTL_MS,
-        ]
-        reply = await scripts.PLAYER_ERASE(client, key_list, [*args, *codes])
+        args: list[str | int] = [player_id, now_ms, len(codes), ERASED_MEMORY_MS, PRESENCE_ANNOUNCE_TTL_MS, *codes]
+        reply = await scripts.PLAYER_ERASE(client, key_list, args)
         if reply[0] == "ok":
             return [int(n) for n in reply[1:]]
+
+
+async def _erase_from_board(ref: str, player_id: str, now_ms: int) -> list[int]:
+    client = get_redis()
+    while True:
+        boards = cast("list[str]", await client.zrange(keys.boards_index(ref), 0, -1))
+        records = cast("list[str]", await client.zrange(keys.player_idempotency(ref, player_id), 0, -1))
+        key_list = [
+            keys.boards_index(ref),
+            keys.dirty(ref),
+            keys.ledger(ref),
+            keys.board_hidden(ref),
+            keys.player_spam(ref, player_id),
+            keys.player_idempotency(ref, player_id),
+        ]
+        for board in boards:
+            key_list += [board, keys.hidden_stash(board), keys.entry_meta(board)]
+        key_list += records
+        reply = await scripts.PLAYER_ERASE_BOARD(client, key_list, [player_id, now_ms, len(boards), len(records)])
+        if reply[0] == "ok":
+            return [int(n) for n in reply[1:]]
+
+
+async def _erase_in_redis(slug: str, board_slugs: list[str], player_id: str, now_ms: int) -> list[int]:
+    """The game's part first (its erased mark keeps a name restore from bringing the player
+    back), then each board's; returns (boards left, name removed, recent rows removed,
+    idempotency records removed, link codes removed, was online)."""
+    named, recent, codes, online = await _erase_from_game(slug, player_id, now_ms)
+    left = records = 0
+    for board_slug in board_slugs:
+        ref = keys.board_ref(slug, board_slug)
+        board_left, board_records = await _erase_from_board(ref, player_id, now_ms)
+        left += board_left
+        records += board_records
+        await get_redis().zadd(keys.live_changes(), {ref: now_ms}, nx=True)
+    return [left, named, recent, records, codes, online]
 
 
 def _dead_letters_of(game: Game, player_id: str) -> int:
@@ -119,7 +137,10 @@ def player_erase(*, game: Game, player_id: str, reason: str, by: Actor = SYSTEM)
         events, standings = player_forget(game=game, player_id=player_id)
         letters = _dead_letters_of(game, player_id)
         audit_forget_names(game_slug=game.slug, player_id=player_id)
-        boards, named, recent, records, codes, online = run_sync(_erase_in_redis, game.slug, player_id, now_ms)
+        board_slugs = list(Leaderboard.objects.filter(game=game).values_list("slug", flat=True))
+        boards, named, recent, records, codes, online = run_sync(
+            _erase_in_redis, game.slug, board_slugs, player_id, now_ms
+        )
         erased = Erased(
             player_id=player_id,
             boards=boards,

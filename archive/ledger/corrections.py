@@ -9,11 +9,12 @@ from django.conf import settings
 
 from core import clock, keys, text
 from core.audit import SYSTEM, Action, Actor, audit_record
-from core.config import GameConfig
+from core.config import BoardConfig
 from core.errors import ServiceError
-from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, Game, Leaderboard, is_player_id
+from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, Leaderboard, is_player_id
 from core.redis import get_redis, run_sync
 from games import periods
+from games import services as game_services
 from games.services import PeriodStanding
 
 from .. import scripts
@@ -26,24 +27,22 @@ class Corrected:
     periods: dict[str, PeriodStanding]
 
 
-def _config(game: Game | GameConfig) -> GameConfig:
-    return game if isinstance(game, GameConfig) else GameConfig.from_model(game, "0")
-
-
-def _check_correction(game: GameConfig, player_id: str, value: int, reason: str) -> None:
+def _check_correction(board: BoardConfig, player_id: str, value: int, reason: str) -> None:
     if not is_player_id(player_id):
         raise ServiceError(422, "invalid", PLAYER_ID_MESSAGE, field="player_id")
     if type(value) is not int or abs(value) > MAX_SAFE_SCORE:  # bool and float included
         raise ServiceError(422, "invalid", "Must be an integer with |value| <= 2^53-1.", field="value")
-    if game.mode == Leaderboard.Mode.INCREMENT:
+    if board.mode == Leaderboard.Mode.INCREMENT:
         # An amount added to the total: the per-submission bounds do not apply, it may be negative.
         if value == 0:
             raise ServiceError(422, "invalid", "A correction of 0 changes nothing.", field="value")
     else:
-        if game.min_score is not None and value < game.min_score:
-            raise ServiceError(422, "out_of_bounds", f"Must be at least {game.min_score} in this game.", field="value")
-        if game.max_score is not None and value > game.max_score:
-            raise ServiceError(422, "out_of_bounds", f"Must be at most {game.max_score} in this game.", field="value")
+        if board.min_score is not None and value < board.min_score:
+            raise ServiceError(
+                422, "out_of_bounds", f"Must be at least {board.min_score} on this board.", field="value"
+            )
+        if board.max_score is not None and value > board.max_score:
+            raise ServiceError(422, "out_of_bounds", f"Must be at most {board.max_score} on this board.", field="value")
     if len(reason) > CORRECTION_REASON_MAX_CHARS:
         raise ServiceError(422, "invalid", f"At most {CORRECTION_REASON_MAX_CHARS} characters.", field="reason")
     if text.has_control_characters(reason):
@@ -51,57 +50,57 @@ def _check_correction(game: GameConfig, player_id: str, value: int, reason: str)
 
 
 def score_correct(
-    *, game: Game | GameConfig, player_id: str, value: int, reason: str = "", by: Actor = SYSTEM
+    *, board: Leaderboard | BoardConfig, player_id: str, value: int, reason: str = "", by: Actor = SYSTEM
 ) -> Corrected:
-    """An admin's correction of a player's score on the game's current boards, recorded in the ledger.
+    """An admin's correction of a player's score on the board's current periods, recorded in its ledger.
 
-    Increment games: ``value`` is added (negative to take away). Best and latest
-    games: the score becomes ``value``, even if that is worse than the best.
+    Increment boards: ``value`` is added (negative to take away). Best and latest
+    boards: the score becomes ``value``, even if that is worse than the best.
     Raises ServiceError: 422 bad input, 404 unknown player, 403 hidden player
-    (unhide them first), 422 score_overflow (an increment past 2^53-1).
+    (unhide them first), 422 score_overflow (a total past what the board keeps exact).
     """
-    config = _config(game)
+    config = board if isinstance(board, BoardConfig) else BoardConfig.from_model(board, board.game)
     _check_correction(config, player_id, value, reason)
+    # A typo in an admin form must not create a player: the game must know them.
+    if not run_sync(lambda: get_redis().hexists(keys.names(config.game_slug), player_id)):
+        raise ServiceError(404, "player_not_found", f"No player {player_id!r} in this game.", field="player_id")
     now = clock.now()
-    current = [periods.current(kind, config.timezone, now) for kind in config.periods]
-    slug = config.slug
-    key_list = [
-        keys.names(slug),
-        keys.hidden(slug),
-        keys.boards_index(slug),
-        keys.dirty(slug),
-        keys.close_jobs(slug),
-        keys.ledger(slug),
-        *(keys.board(slug, p.kind, p.id) for p in current),
-    ]
+    current = periods.board_current(config, now)
+    ref = config.ref
+    key_list = [*game_services.board_write_keys(ref), *(keys.board(ref, p.kind, p.id) for p in current)]
     args: list[str | int] = [
         config.mode,
         clock.to_ms(now),
-        MAX_SAFE_SCORE,
         len(current),
         settings.ARCHIVE_GRACE_SECS * 1000,
         player_id,
-        config.sort_key(value),
+        config.sort_base(value),
         value,
         reason,
     ]
     for p in current:
-        args += [p.kind, p.id, "" if p.ends_at_ms is None else p.ends_at_ms]
+        args += game_services.window_args(config, p)
     raw = run_sync(lambda: scripts.SCORE_CORRECT(get_redis(), key_list, args))
     if raw[0] == "err":
-        if raw[1] == "unknown":
-            raise ServiceError(404, "player_not_found", f"No player {player_id!r} in this game.", field="player_id")
         if raw[1] == "hidden":
             raise ServiceError(
                 403, "player_hidden", "This player is hidden: unhide them before correcting.", field="player_id"
             )
+        limit = config.max_abs(raw[2])
         raise ServiceError(
-            422, "score_overflow", f"The {raw[2]} total would pass 2^53-1 and stop being exact.", field="value"
+            422, "score_overflow", f"The {raw[2]} total would pass ±{limit:,} and stop being exact.", field="value"
         )
+    run_sync(lambda: get_redis().zadd(keys.live_changes(), {ref: clock.to_ms(now)}, nx=True))
     standings = {}
     for i in range(1, len(raw), 4):
-        kind, period_id, sort_key, rank = raw[i : i + 4]
-        standings[kind] = PeriodStanding(kind, period_id, config.score_from_sort_key(sort_key), int(rank))
-    detail = {"value": value, "scores": {kind: s.score for kind, s in standings.items()}}
-    audit_record(action=Action.CORRECT, game_slug=slug, player_id=player_id, by=by, reason=reason, detail=detail)
+        kind, period_id, base, rank = raw[i : i + 4]
+        standings[kind] = PeriodStanding(kind, period_id, config.score_from_base(base), int(rank))
+    detail = {
+        "leaderboard": config.slug,
+        "value": value,
+        "scores": {kind: s.score for kind, s in standings.items()},
+    }
+    audit_record(
+        action=Action.CORRECT, game_slug=config.game_slug, player_id=player_id, by=by, reason=reason, detail=detail
+    )
     return Corrected(player_id=player_id, periods=standings)

@@ -17,7 +17,7 @@ from redis.exceptions import ResponseError
 
 from core import clock, keys
 from core.deadletters import set_aside, store_or_set_aside
-from core.models import DeadLetter, Game
+from core.models import DeadLetter, Game, Leaderboard
 from core.redis import get_redis, run_sync
 
 from .. import scripts
@@ -45,65 +45,65 @@ def default_consumer() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
 
-async def ensure_group(slug: str) -> None:
+async def ensure_group(ref: str) -> None:
     # From the start of the stream: after Redis lost its data, every new entry is read.
     try:
-        await get_redis().xgroup_create(keys.ledger(slug), LEDGER_GROUP, id="0", mkstream=True)
+        await get_redis().xgroup_create(keys.ledger(ref), LEDGER_GROUP, id="0", mkstream=True)
     except ResponseError as error:
         if "BUSYGROUP" not in str(error):
             raise
 
 
-async def _with_group(slug: str, call: Callable[[], Awaitable[Any]]) -> Any:
+async def _with_group(ref: str, call: Callable[[], Awaitable[Any]]) -> Any:
     """Run a group command; if the stream or its group vanished, recreate them and run it again."""
     try:
         return await call()
     except ResponseError as error:
         if "NOGROUP" not in str(error):
             raise
-    # A new game's first drain, or Redis lost the stream: either way, start it afresh.
-    logger.info("ledger group of %s was missing: created", slug)
-    await ensure_group(slug)
+    # A new board's first drain, or Redis lost the stream: either way, start it afresh.
+    logger.info("ledger group of %s was missing: created", ref)
+    await ensure_group(ref)
     return await call()
 
 
 async def _claim_stale(
-    slug: str, consumer: str, min_idle_ms: int, start: str, count: int
+    ref: str, consumer: str, min_idle_ms: int, start: str, count: int
 ) -> tuple[str, list[tuple[str, dict[str, str]]]]:
     """Take over entries other consumers held this long: (cursor for the next call, '0-0' when done; entries)."""
-    stream = keys.ledger(slug)
+    stream = keys.ledger(ref)
 
     def call() -> Awaitable[Any]:
         return get_redis().xautoclaim(
             stream, LEDGER_GROUP, consumer, min_idle_time=min_idle_ms, start_id=start, count=count
         )
 
-    cursor, entries = (await _with_group(slug, call))[:2]
+    cursor, entries = (await _with_group(ref, call))[:2]
     return cursor, [(event_id, fields) for event_id, fields in entries if event_id is not None]
 
 
-async def _read(slug: str, consumer: str, after: str, count: int) -> list[tuple[str, dict[str, str]]]:
+async def _read(ref: str, consumer: str, after: str, count: int) -> list[tuple[str, dict[str, str]]]:
     """Entries after ``after`` of this consumer's pending list ('0'), or new ones ('>')."""
-    stream = keys.ledger(slug)
+    stream = keys.ledger(ref)
 
     def call() -> Awaitable[Any]:
         return get_redis().xreadgroup(LEDGER_GROUP, consumer, {stream: after}, count=count)
 
-    reply = await _with_group(slug, call)
+    reply = await _with_group(ref, call)
     return list(reply[0][1]) if reply else []
 
 
-async def _ack(slug: str, ids: Sequence[str]) -> None:
-    await get_redis().xack(keys.ledger(slug), LEDGER_GROUP, *ids)
+async def _ack(ref: str, ids: Sequence[str]) -> None:
+    await get_redis().xack(keys.ledger(ref), LEDGER_GROUP, *ids)
 
 
-async def _prune_consumers(slug: str, consumer: str) -> int:
+async def _prune_consumers(ref: str, consumer: str) -> int:
     return await scripts.LEDGER_CONSUMERS_PRUNE(
-        get_redis(), [keys.ledger(slug)], [LEDGER_GROUP, LEDGER_CONSUMER_IDLE_DROP_MS, consumer]
+        get_redis(), [keys.ledger(ref)], [LEDGER_GROUP, LEDGER_CONSUMER_IDLE_DROP_MS, consumer]
     )
 
 
-def _store(game: Game, entries: Sequence[tuple[str, dict[str, str]]]) -> int:
+def _store(board: Leaderboard, entries: Sequence[tuple[str, dict[str, str]]]) -> int:
     """Insert the rows of some entries (re-deliveries are skipped by the unique event id);
     returns how many entries were handled. The caller acks them after.
 
@@ -111,16 +111,17 @@ def _store(game: Game, entries: Sequence[tuple[str, dict[str, str]]]) -> int:
     that the scripts did not write, is set aside as a dead letter: it never blocks
     the entries behind it, and the stream stays below its cap.
     """
+    game = board.game
     rows: list[ScoreEvent] = []
     erasures: list[Erasure] = []
     fields_of: dict[str, dict[str, str]] = {}
     for event_id, fields in entries:
         if not fields:
             # Gone from the stream before it was stored: only a manual XTRIM or DEL does that.
-            logger.error("ledger entry %s of %s was trimmed before it was stored", event_id, game.slug)
+            logger.error("ledger entry %s of %s was trimmed before it was stored", event_id, board)
             continue
         try:
-            entry = parse_entry(game.pk, event_id, fields)
+            entry = parse_entry(game.pk, board.pk, event_id, fields)
         except MalformedEntry as error:
             set_aside(game=game, source=DeadLetter.Source.LEDGER, key=event_id, payload=fields, error=str(error))
             continue
@@ -142,21 +143,25 @@ def _store(game: Game, entries: Sequence[tuple[str, dict[str, str]]]) -> int:
     # own pass ran before they reached the table).
     for erasure in erasures:
         player_forget(
-            game=game, player_id=erasure.player_id, before=erasure.stream_id, ended_by=clock.from_ms(erasure.at_ms)
+            game=game,
+            board=board,
+            player_id=erasure.player_id,
+            before=erasure.stream_id,
+            ended_by=clock.from_ms(erasure.at_ms),
         )
     return len(rows) + len(erasures)
 
 
-def _drain_game(game: Game, *, batch_size: int, consumer: str, claim_min_idle_ms: int) -> int:
-    slug = game.slug
+def _drain_board(board: Leaderboard, *, batch_size: int, consumer: str, claim_min_idle_ms: int) -> int:
+    ref = keys.board_ref(board.game.slug, board.slug)
     stored = 0
     # Entries a dead consumer held: stored and acknowledged here, a batch at a time.
     start = "0-0"
     for _ in range(LEDGER_CLAIM_BATCHES_PER_RUN):
-        start, entries = run_sync(_claim_stale, slug, consumer, claim_min_idle_ms, start, batch_size)
+        start, entries = run_sync(_claim_stale, ref, consumer, claim_min_idle_ms, start, batch_size)
         if entries:
-            stored += _store(game, entries)
-            run_sync(_ack, slug, [event_id for event_id, _ in entries])
+            stored += _store(board, entries)
+            run_sync(_ack, ref, [event_id for event_id, _ in entries])
         if start == "0-0":
             break
     # This consumer's pending entries (a crash between read and ack), then new ones.
@@ -164,17 +169,17 @@ def _drain_game(game: Game, *, batch_size: int, consumer: str, claim_min_idle_ms
     for origin in ("0", ">"):
         after = origin
         while True:
-            entries = run_sync(_read, slug, consumer, after, batch_size)
+            entries = run_sync(_read, ref, consumer, after, batch_size)
             if entries:
-                stored += _store(game, entries)
-                run_sync(_ack, slug, [event_id for event_id, _ in entries])
+                stored += _store(board, entries)
+                run_sync(_ack, ref, [event_id for event_id, _ in entries])
             if len(entries) < batch_size:
                 break
             if origin == "0":
                 after = entries[-1][0]
-    run_sync(_prune_consumers, slug, consumer)
+    run_sync(_prune_consumers, ref, consumer)
     # What the table holds leaves the stream, so its length is the backlog the submit script caps.
-    run_sync(lambda: scripts.LEDGER_TRIM(get_redis(), [keys.ledger(slug)], [LEDGER_GROUP]))
+    run_sync(lambda: scripts.LEDGER_TRIM(get_redis(), [keys.ledger(ref)], [LEDGER_GROUP]))
     return stored
 
 
@@ -185,9 +190,12 @@ def ledger_drain(
     game: Game | None = None,
     claim_min_idle_ms: int = LEDGER_CLAIM_MIN_IDLE_MS,
 ) -> int:
-    """Copy every game's (or one game's) unstored ledger entries to ScoreEvent; returns entries handled."""
+    """Copy every board's (or one game's boards') unstored ledger entries to ScoreEvent;
+    returns entries handled."""
     consumer = consumer or default_consumer()
-    games = [game] if game is not None else list(Game.objects.only("id", "slug"))
+    boards = Leaderboard.objects.select_related("game")
+    if game is not None:
+        boards = boards.filter(game=game)
     return sum(
-        _drain_game(g, batch_size=batch_size, consumer=consumer, claim_min_idle_ms=claim_min_idle_ms) for g in games
+        _drain_board(b, batch_size=batch_size, consumer=consumer, claim_min_idle_ms=claim_min_idle_ms) for b in boards
     )

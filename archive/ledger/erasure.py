@@ -13,7 +13,7 @@ import uuid
 
 from django.db.models import Q
 
-from core.models import ERASED_PLAYER_NAME, ERASED_PLAYER_PREFIX, Game
+from core.models import ERASED_PLAYER_NAME, ERASED_PLAYER_PREFIX, Game, Leaderboard
 
 from ..models import ArchivedStanding, ScoreEvent
 from .events import StreamId
@@ -25,16 +25,24 @@ def erased_standing_id() -> str:
 
 
 def player_forget(
-    *, game: Game, player_id: str, before: StreamId | None = None, ended_by: dt.datetime | None = None
+    *,
+    game: Game,
+    player_id: str,
+    board: Leaderboard | None = None,
+    before: StreamId | None = None,
+    ended_by: dt.datetime | None = None,
 ) -> tuple[int, int]:
-    """Delete the player's score events (those before ``before`` in the ledger, or all) and
+    """Delete the player's score events (of one board's ledger before ``before``, or all) and
     anonymise their standings (in periods that ended by ``ended_by``, or all: a later period
     holds the scores of whoever uses the id after the erasure). Returns (events, standings)."""
     events = ScoreEvent.objects.filter(game=game, player_id=player_id)
+    standings = ArchivedStanding.objects.filter(archived_period__game=game, player_id=player_id)
+    if board is not None:
+        events = events.filter(leaderboard=board)
+        standings = standings.filter(archived_period__leaderboard=board)
     if before is not None:
         events = events.filter(Q(stream_ms__lt=before[0]) | Q(stream_ms=before[0], stream_seq__lt=before[1]))
     deleted, _ = events.delete()
-    standings = ArchivedStanding.objects.filter(archived_period__game=game, player_id=player_id)
     if ended_by is not None:
         standings = standings.filter(archived_period__ends_at__lte=ended_by)
     anonymised = 0
@@ -42,6 +50,7 @@ def player_forget(
     for standing in standings.only("pk"):
         standing.player_id = erased_standing_id()
         standing.display_name = ERASED_PLAYER_NAME
-        standing.save(update_fields=["player_id", "display_name"])
+        standing.metadata = None
+        standing.save(update_fields=["player_id", "display_name", "metadata"])
         anonymised += 1
     return deleted, anonymised

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from ..models import ScoreEvent
 
 logger = logging.getLogger("archive.ledger")
 
-# The consumer group that copies every game's ledger stream to the database. One
+# The consumer group that copies every board's ledger stream to the database. One
 # group: each entry is stored once, whichever drain process reads it.
 LEDGER_GROUP = "ledger-db"
 
@@ -44,7 +45,7 @@ class MalformedEntry(ValueError):
     """A stream entry the scripts did not write (only they write the stream)."""
 
 
-def parse_entry(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | Erasure:
+def parse_entry(game_id: int, board_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | Erasure:
     """The row of one stream entry (fields as submit_score.lua / score_correct.lua write
     them), or the erasure player_erase.lua wrote."""
     try:
@@ -54,8 +55,12 @@ def parse_entry(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEve
             return Erasure(player_id=fields["p"], stream_id=(ms, seq), at_ms=int(fields["t"]))
         if kind not in ScoreEvent.Kind.values:
             raise ValueError(f"unknown kind {kind!r}")
+        metadata = json.loads(fields["x"]) if fields.get("x") else None
+        if metadata is not None and not isinstance(metadata, dict):
+            raise ValueError("metadata is not an object")
         return ScoreEvent(
             game_id=game_id,
+            leaderboard_id=board_id,
             event_id=event_id,
             stream_ms=ms,
             stream_seq=seq,
@@ -64,18 +69,19 @@ def parse_entry(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEve
             display_name=fields.get("n", "")[:64],
             value=int(fields["v"]),
             mode=fields["m"],
+            metadata=metadata,
             at=clock.from_ms(fields["t"]),
             reason=fields.get("r", "")[:CORRECTION_REASON_MAX_CHARS],
         )
-    except (KeyError, ValueError, OverflowError) as error:
+    except (KeyError, ValueError, OverflowError, TypeError) as error:
         raise MalformedEntry(f"malformed entry: {type(error).__name__}: {error}") from None
 
 
-def event_row(game_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | Erasure | None:
+def event_row(game_id: int, board_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | Erasure | None:
     """The row of one stream entry (or an erasure), or None (logged) for one the scripts did
     not write (the rebuild)."""
     try:
-        return parse_entry(game_id, event_id, fields)
+        return parse_entry(game_id, board_id, event_id, fields)
     except MalformedEntry as error:
-        logger.error("ledger entry %s of game %s skipped: %s (%r)", event_id, game_id, error, fields)
+        logger.error("ledger entry %s of board %s skipped: %s (%r)", event_id, board_id, error, fields)
         return None

@@ -1,4 +1,4 @@
-"""The rebuild (``manage.py rebuild_leaderboards``): a game's ledger replayed into
+"""The rebuild (``manage.py rebuild_leaderboards``): each board's ledger replayed into
 temporary keys, then swapped in atomically, so the boards end as the ledger says."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import cast
 from django.conf import settings
 from django.db.models import Q
 
-from core import clock, keys
-from core.config import GameConfig
+from core import board_rules, clock, keys
+from core.config import BoardConfig
 from core.errors import ServiceError
 from core.models import Game, Leaderboard, Player
 from core.redis import get_redis, run_sync
@@ -49,17 +49,19 @@ class RebuildReport:
 
 
 class _Replay:
-    """One game's boards, rebuilt in memory from its ledger events in order.
+    """One leaderboard's period boards, rebuilt in memory from its ledger events in order.
 
     Memory: one int per (player, board) of the boards kept in Redis, plus one name
     per player. The events themselves stream through.
     """
 
-    def __init__(self, config: GameConfig, live: set[str], archived: set[tuple[str, str]]) -> None:
+    def __init__(self, config: BoardConfig, live: set[str], archived: set[tuple[str, str]]) -> None:
         self.config = config
         self.live = live
         self.archived = archived
         self.boards: dict[str, dict[str, int]] = {}
+        # Per board: player -> the metadata of their entry (JSON text, '' for none).
+        self.metadata: dict[str, dict[str, str]] = {}
         self.periods: dict[str, periods.Period] = {}
         self.names: dict[str, str] = {}
         self.changed: dict[str, set[str]] = {}
@@ -76,7 +78,7 @@ class _Replay:
             cached.starts_at is None or (cached.ends_at is not None and cached.starts_at <= at < cached.ends_at)
         ):
             return cached
-        period = periods.current(kind, self.config.timezone, at)
+        period = periods.window_current(self.config, kind, at)
         self._spans[kind] = period
         return period
 
@@ -86,9 +88,7 @@ class _Replay:
         the database serves it."""
         wanted = self._wanted.get(key)
         if wanted is None:
-            wanted = (
-                period.kind == periods.ALL_TIME or key in self.live or (period.kind, period.id) not in self.archived
-            )
+            wanted = period.ends_at is None or key in self.live or (period.kind, period.id) not in self.archived
             self._wanted[key] = wanted
         return wanted
 
@@ -100,61 +100,80 @@ class _Replay:
             if board.pop(player_id, None) is not None:
                 self.rewrite.add(key)
                 self.changed.get(key, set()).discard(player_id)
+            self.metadata.get(key, {}).pop(player_id, None)
 
-    def apply(self, kind: str, player_id: str, value: int, display_name: str, mode: str, at: dt.datetime) -> None:
+    def apply(
+        self,
+        kind: str,
+        player_id: str,
+        value: int,
+        display_name: str,
+        mode: str,
+        at: dt.datetime,
+        metadata: dict | None = None,
+    ) -> None:
         """One event, with the submit script's (or the correction script's) semantics."""
         self.events += 1
         if display_name:
             self.names[player_id] = display_name
         else:
             self.names.setdefault(player_id, player_id)
-        sort_key = self.config.sort_key(value)
-        sets = kind == ScoreEvent.Kind.CORRECTION and mode != Leaderboard.Mode.INCREMENT
-        for period_kind in self.config.periods:
-            period = self._period(period_kind, at)
-            key = keys.board(self.config.slug, period.kind, period.id)
+        correction = kind == ScoreEvent.Kind.CORRECTION
+        # A correction of a best or latest board sets the score.
+        rule = Leaderboard.Mode.LATEST if correction and mode != Leaderboard.Mode.INCREMENT else mode
+        meta = "" if metadata is None else game_services.metadata_text(metadata)
+        at_ms = clock.to_ms(at)
+        for window in self.config.windows:
+            period = self._period(window, at)
+            key = keys.board(self.config.ref, period.kind, period.id)
             if not self._keep(key, period):
                 continue
             board = self.boards.get(key)
             if board is None:
                 board = self.boards[key] = {}
                 self.periods[key] = period
-            before = board.get(player_id)
-            if mode == Leaderboard.Mode.INCREMENT and not sets:
-                board[player_id] = (before or 0) + sort_key
-            elif mode == Leaderboard.Mode.BEST and not sets:
-                if before is None or sort_key < before:
-                    board[player_id] = sort_key
-            else:
-                board[player_id] = sort_key
-            self.changed.setdefault(key, set()).add(player_id)
+            start_ms = 0 if period.starts_at is None else clock.to_ms(period.starts_at)
+            new = board_rules.next_sort_key(
+                mode=rule,
+                stored=board.get(player_id),
+                value=self.config.sort_base(value),
+                bits=self.config.tie_bits(window),
+                offset_ms=at_ms - start_ms,
+            )
+            if new is not None:
+                board[player_id] = new
+                self.changed.setdefault(key, set()).add(player_id)
+            if not correction and (new is not None or mode != Leaderboard.Mode.BEST):
+                self.metadata.setdefault(key, {})[player_id] = meta
 
 
-async def _stream_cut(slug: str) -> tuple[StreamId, int]:
+async def _stream_cut(ref: str) -> tuple[StreamId, int]:
     """The first id the stream still holds (older events come from the table), and its length."""
-    await ensure_group(slug)  # creates the stream if Redis lost it
-    info = await get_redis().xinfo_stream(keys.ledger(slug))
+    await ensure_group(ref)  # creates the stream if Redis lost it
+    info = await get_redis().xinfo_stream(keys.ledger(ref))
     if info["length"]:
         return split_id(info["first-entry"][0]), int(info["length"])
     ms, seq = split_id(info["last-generated-id"])
     return (ms, seq + 1), 0
 
 
-async def _stream_read(slug: str, start: StreamId, count: int) -> list[tuple[str, dict[str, str]]]:
-    entries = await get_redis().xrange(keys.ledger(slug), min=f"{start[0]}-{start[1]}", max="+", count=count)
+async def _stream_read(ref: str, start: StreamId, count: int) -> list[tuple[str, dict[str, str]]]:
+    entries = await get_redis().xrange(keys.ledger(ref), min=f"{start[0]}-{start[1]}", max="+", count=count)
     return cast("list[tuple[str, dict[str, str]]]", entries)
 
 
-def _replay_stream(game: Game, replay: _Replay, cursor: StreamId, report: Progress) -> StreamId:
+def _replay_stream(board: Leaderboard, replay: _Replay, cursor: StreamId, report: Progress) -> StreamId:
     """Replay the stream's entries from ``cursor`` on; returns the id after the last one."""
     while True:
-        entries = run_sync(_stream_read, game.slug, cursor, REBUILD_READ_CHUNK)
+        entries = run_sync(_stream_read, replay.config.ref, cursor, REBUILD_READ_CHUNK)
         for event_id, fields in entries:
-            event = event_row(game.pk, event_id, fields)
+            event = event_row(board.game_id, board.pk, event_id, fields)
             if isinstance(event, Erasure):
                 replay.erase(event.player_id)
             elif event is not None:
-                replay.apply(event.kind, event.player_id, event.value, event.display_name, event.mode, event.at)
+                replay.apply(
+                    event.kind, event.player_id, event.value, event.display_name, event.mode, event.at, event.metadata
+                )
         if entries:
             ms, seq = split_id(entries[-1][0])
             cursor = (ms, seq + 1)
@@ -187,7 +206,7 @@ def _write_boards(replay: _Replay, run: str, board_keys: Iterable[str], *, fresh
         replay.changed.pop(key, None)
 
 
-def _names(game: Game, replay: _Replay) -> list[tuple[str, str, bool]]:
+def _names(game: Game, found: dict[str, str]) -> list[tuple[str, str, bool]]:
     """(player_id, name, mark for the player sync) for every player the ledger knows.
 
     A player's database row wins over the ledger when it has a real name: it carries
@@ -197,7 +216,7 @@ def _names(game: Game, replay: _Replay) -> list[tuple[str, str, bool]]:
     """
     stored = dict(Player.objects.filter(game=game).values_list("player_id", "display_name").iterator())
     names = []
-    for player_id, from_ledger in sorted(replay.names.items()):
+    for player_id, from_ledger in sorted(found.items()):
         row = stored.get(player_id)
         name = row if row and row != player_id else from_ledger
         names.append((player_id, name, row != name))
@@ -205,21 +224,21 @@ def _names(game: Game, replay: _Replay) -> list[tuple[str, str, bool]]:
 
 
 async def _swap(
-    slug: str, boards: dict[str, periods.Period], run: str, cursor: StreamId, hidden: Sequence[str], now_ms: int
+    ref: str, boards: dict[str, periods.Period], run: str, cursor: StreamId, hidden: Sequence[str], now_ms: int
 ) -> list:
     key_list = [
-        keys.hidden(slug),
-        keys.boards_index(slug),
-        keys.dirty(slug),
-        keys.close_jobs(slug),
-        keys.close_claims(slug),
-        keys.close_dead(slug),
-        keys.ledger(slug),
+        keys.board_hidden(ref),
+        keys.boards_index(ref),
+        keys.dirty(ref),
+        keys.close_jobs(ref),
+        keys.close_claims(ref),
+        keys.close_dead(ref),
+        keys.ledger(ref),
     ]
     args: list[str | int] = [now_ms, cursor[0], cursor[1], len(hidden), *hidden]
     grace_ms = settings.ARCHIVE_GRACE_SECS * 1000
     for key, period in boards.items():
-        key_list += [key, keys.board_rebuild(key, run), keys.hidden_stash(slug, key)]
+        key_list += [key, keys.board_rebuild(key, run), keys.hidden_stash(key)]
         if period.ends_at_ms is None:
             args += ["", ""]
         else:
@@ -232,20 +251,20 @@ async def _drop(temps: Sequence[str]) -> None:
         await get_redis().delete(*temps)
 
 
-def leaderboards_rebuild(*, game: Game, progress: Progress | None = None) -> RebuildReport:
-    """Replay a game's ledger into its Redis boards; they end identical to what the ledger says.
+async def _restore_metadata(metadata: dict[str, dict[str, str]]) -> None:
+    """Entries' metadata the rebuild found, where Redis lost it (a newer submission's stays)."""
+    pipe = get_redis().pipeline(transaction=False)
+    for board_key, entries in metadata.items():
+        for player_id, meta in entries.items():
+            if meta:
+                pipe.hsetnx(keys.entry_meta(board_key), player_id, meta)
+    await pipe.execute()
 
-    Rebuilds the all-time board, every board Redis keeps (the boards index), and
-    every period board with events whose period has no complete archive; boards
-    of periods the game no longer keeps, and live boards with no event at all, are
-    left as they are (see docs/ledger.md). ``progress(done, total)`` is called as
-    events are replayed.
-    """
-    now = clock.now()
-    now_ms = clock.to_ms(now)
-    config = GameConfig.from_model(game, "0")
-    slug = game.slug
-    report = RebuildReport(game=slug)
+
+def leaderboards_rebuild(*, game: Game, progress: Progress | None = None) -> RebuildReport:
+    """Replay each of the game's boards' ledger into its Redis boards; they end identical to
+    what the ledger says (see :func:`_board_rebuild`), and lost names come back."""
+    report = RebuildReport(game=game.slug)
     done = 0
     total = 0
 
@@ -257,16 +276,37 @@ def leaderboards_rebuild(*, game: Game, progress: Progress | None = None) -> Reb
             progress(done, max(total, done))
 
     ledger_drain(game=game)
-    cut, in_stream = run_sync(_stream_cut, slug)
+    names: dict[str, str] = {}
+    hidden = list(Player.objects.filter(game=game, hidden=True).values_list("player_id", flat=True))
+    game_services.hidden_restore(game_slug=game.slug, player_ids=hidden)
+    for board in Leaderboard.objects.filter(game=game).select_related("game"):
+        replay = _board_rebuild(board, hidden, report, advance)
+        for player_id, name in replay.names.items():
+            if name != player_id or player_id not in names:
+                names[player_id] = name
+    found = _names(game, names)  # a database read: not inside the Redis bridge's loop
+    report.names_restored = run_sync(lambda: game_services.names_write(slug=game.slug, mode="restore", names=found))
+    return report
+
+
+def _board_rebuild(board: Leaderboard, hidden: list[str], report: RebuildReport, advance: Progress) -> _Replay:
+    """Rebuild one board: its all-time window, every period board Redis keeps (its boards
+    index), and every period with events that has no complete archive; periods of windows
+    the board no longer keeps, and live boards with no event at all, are left as they are
+    (see docs/ledger.md)."""
+    now_ms = clock.now_ms()
+    config = BoardConfig.from_model(board, board.game)
+    ref = config.ref
+    cut, in_stream = run_sync(_stream_cut, ref)
     if not in_stream:
         # An empty stream (maybe recreated after a data loss, its ids starting again):
         # every stored event comes from the table.
-        newest = ScoreEvent.objects.filter(game=game).order_by("-stream_ms", "-stream_seq").first()
+        newest = ScoreEvent.objects.filter(leaderboard=board).order_by("-stream_ms", "-stream_seq").first()
         if newest is not None:
             cut = max(cut, (newest.stream_ms, newest.stream_seq + 1))
-    live = set(cast("list[str]", run_sync(lambda: get_redis().zrangebyscore(keys.boards_index(slug), now_ms, "+inf"))))
+    live = set(cast("list[str]", run_sync(lambda: get_redis().zrangebyscore(keys.boards_index(ref), now_ms, "+inf"))))
     archived = set(
-        ArchivedPeriod.objects.filter(game=game, status=ArchivedPeriod.Status.COMPLETE).values_list(
+        ArchivedPeriod.objects.filter(leaderboard=board, status=ArchivedPeriod.Status.COMPLETE).values_list(
             "period", "period_id"
         )
     )
@@ -274,43 +314,53 @@ def leaderboards_rebuild(*, game: Game, progress: Progress | None = None) -> Reb
 
     # Older events from the table, the rest from the stream: each event exactly once,
     # whichever drain has stored it by now.
-    older = ScoreEvent.objects.filter(game=game).filter(
+    older = ScoreEvent.objects.filter(leaderboard=board).filter(
         Q(stream_ms__lt=cut[0]) | Q(stream_ms=cut[0], stream_seq__lt=cut[1])
     )
     advance(0, older.count() + in_stream)
     rows = older.order_by("stream_ms", "stream_seq").values_list(
-        "kind", "player_id", "value", "display_name", "mode", "at"
+        "kind", "player_id", "value", "display_name", "mode", "at", "metadata"
     )
     for i, row in enumerate(rows.iterator(chunk_size=REBUILD_READ_CHUNK), start=1):
         replay.apply(*row)
         if i % REBUILD_READ_CHUNK == 0:
             advance(REBUILD_READ_CHUNK, 0)
-    advance(replay.events - done, 0)
-    cursor = _replay_stream(game, replay, cut, advance)
+    advance(replay.events % REBUILD_READ_CHUNK, 0)
+    cursor = _replay_stream(board, replay, cut, advance)
+    _swap_in(board, replay, cursor, hidden, report, advance)
+    run_sync(_restore_metadata, replay.metadata)
+    report.events += replay.events
+    report.kept += sorted(key for key in live if key not in replay.boards and keys.parse_board(key) is not None)
+    return replay
 
+
+def _swap_in(
+    board: Leaderboard, replay: _Replay, cursor: StreamId, hidden: list[str], report: RebuildReport, advance: Progress
+) -> None:
+    """Write the replayed boards to temporary keys and swap them in, replaying what landed meanwhile."""
+    ref = replay.config.ref
+    now_ms = clock.now_ms()
     run = uuid.uuid4().hex[:12]
     temps = [keys.board_rebuild(key, run) for key in replay.boards]
     swapped = False
     try:
-        names = _names(game, replay)  # a database read: not inside the Redis bridge's loop
-        report.names_restored = run_sync(lambda: game_services.names_write(slug=slug, mode="restore", names=names))
         _write_boards(replay, run, replay.boards, fresh=True)
         replay.rewrite.clear()
-        hidden = list(Player.objects.filter(game=game, hidden=True).values_list("player_id", flat=True))
         for attempt in range(1, REBUILD_SWAP_ATTEMPTS + 1):
-            report.swap_attempts = attempt
+            report.swap_attempts = max(report.swap_attempts, attempt)
             # A board an erasure emptied stays as the erasure left its live twin (empty too).
             filled = {key: period for key, period in replay.periods.items() if replay.boards[key]}
-            reply = run_sync(_swap, slug, filled, run, cursor, hidden, now_ms)
+            reply = run_sync(_swap, ref, filled, run, cursor, hidden, now_ms)
             if reply[0] == "ok":
                 swapped = True
-                report.boards, report.stashed = int(reply[1]), int(reply[2])
+                report.boards += int(reply[1])
+                report.stashed += int(reply[2])
                 break
             if reply[0] == "missing":
                 _write_boards(replay, run, [reply[1]], fresh=True)
                 continue
             # Scores landed since the replay: replay them too, and write what they changed.
-            cursor = _replay_stream(game, replay, cursor, advance)
+            cursor = _replay_stream(board, replay, cursor, advance)
             written = set(temps)
             new = [key for key in replay.changed if keys.board_rebuild(key, run) not in written]
             temps += [keys.board_rebuild(key, run) for key in new]
@@ -323,6 +373,3 @@ def leaderboards_rebuild(*, game: Game, progress: Progress | None = None) -> Reb
     finally:
         if not swapped:
             run_sync(_drop, temps)
-    report.events = replay.events
-    report.kept = sorted(key for key in live if key not in replay.boards and keys.parse_board(key) is not None)
-    return report

@@ -1,7 +1,7 @@
 """The close-job queue: each finished period is archived exactly once, by a job.
 
 The submit script schedules one close job per period board (``'<period>:<id>'`` in
-the game's due ZSET, due at the period's end + ARCHIVE_GRACE_SECS). A beat task
+the board's due ZSET, due at the period's end + ARCHIVE_GRACE_SECS). A beat task
 (:func:`close_jobs_run`) returns expired claims, claims due jobs, archives each
 period (period_archive.py) and acknowledges it; a failure is retried with
 exponential backoff and, after CLOSE_JOB_MAX_ATTEMPTS, lands in the dead-letter
@@ -20,8 +20,9 @@ from typing import cast
 from django.conf import settings
 
 from core import clock, keys
+from core.config import BoardConfig
 from core.errors import ServiceError
-from core.models import Game
+from core.models import Leaderboard
 from core.redis import get_redis, run_sync
 from games import periods
 
@@ -37,15 +38,15 @@ CLOSE_JOB_MAX_ATTEMPTS = 5
 CLOSE_JOB_BACKOFF_BASE_SECS = 30
 CLOSE_JOB_BACKOFF_CAP_SECS = 30 * 60
 # A worker claims one job at a time (so no claim waits unextended behind another
-# archive) and stops after this many per game and run: the next beat goes on.
-CLOSE_JOBS_PER_GAME_PER_RUN = 50
-# The reaper returns at most this many expired claims per game and call (bounds the script).
+# archive) and stops after this many per board and run: the next beat goes on.
+CLOSE_JOBS_PER_BOARD_PER_RUN = 50
+# The reaper returns at most this many expired claims per board and call (bounds the script).
 CLOSE_JOBS_REAP_BATCH = 100
 # A job's last error is kept (for admin) up to this many characters.
 CLOSE_JOB_ERROR_MAX_CHARS = 500
 # Keys per SCAN step of the catch-up pass over the keyspace.
 CATCH_UP_SCAN_COUNT = 1000
-# Admin lists at most this many dead jobs per game.
+# Admin lists at most this many dead jobs per board.
 CLOSE_JOBS_DEAD_SHOWN = 1000
 
 
@@ -71,7 +72,7 @@ class DeadJob:
 
 @dataclass(frozen=True)
 class CloseQueue:
-    """A game's close jobs, for admin."""
+    """A board's close jobs, for admin."""
 
     due: int
     next_due: dt.datetime | None
@@ -79,50 +80,50 @@ class CloseQueue:
     dead: list[DeadJob]
 
 
-async def close_jobs_claim(*, slug: str, limit: int = 1) -> list[ClaimedJob]:
-    """Claim up to ``limit`` due jobs of a game (one script call: no job goes to two workers)."""
+async def close_jobs_claim(*, ref: str, limit: int = 1) -> list[ClaimedJob]:
+    """Claim up to ``limit`` due jobs of a board (one script call: no job goes to two workers)."""
     raw = await scripts.CLOSE_CLAIM(
         get_redis(),
-        [keys.close_jobs(slug), keys.close_claims(slug), keys.close_attempts(slug)],
+        [keys.close_jobs(ref), keys.close_claims(ref), keys.close_attempts(ref)],
         [clock.now_ms(), CLOSE_JOB_VISIBILITY_SECS * 1000, limit],
     )
     return [ClaimedJob(raw[i], int(raw[i + 1]), int(raw[i + 2])) for i in range(0, len(raw), 3)]
 
 
-async def close_jobs_reap(*, slug: str) -> list[tuple[str, str]]:
+async def close_jobs_reap(*, ref: str) -> list[tuple[str, str]]:
     """Return claims whose deadline passed to the due ZSET (or, out of attempts, to the dead one)."""
     raw = await scripts.CLOSE_REAP(
         get_redis(),
         [
-            keys.close_jobs(slug),
-            keys.close_claims(slug),
-            keys.close_attempts(slug),
-            keys.close_dead(slug),
-            keys.close_errors(slug),
+            keys.close_jobs(ref),
+            keys.close_claims(ref),
+            keys.close_attempts(ref),
+            keys.close_dead(ref),
+            keys.close_errors(ref),
         ],
         [clock.now_ms(), CLOSE_JOB_MAX_ATTEMPTS, CLOSE_JOBS_REAP_BATCH, "its claim expired: the worker died or hung"],
     )
     return [(raw[i], raw[i + 1]) for i in range(0, len(raw), 2)]
 
 
-async def _ack(slug: str, job: str, token: int) -> bool:
-    keys_list = [keys.close_claims(slug), keys.close_attempts(slug), keys.close_errors(slug)]
+async def _ack(ref: str, job: str, token: int) -> bool:
+    keys_list = [keys.close_claims(ref), keys.close_attempts(ref), keys.close_errors(ref)]
     return bool(await scripts.CLOSE_ACK(get_redis(), keys_list, [job, token]))
 
 
-async def _extend(slug: str, job: str, token: int, deadline: int) -> bool:
-    return bool(await scripts.CLOSE_EXTEND(get_redis(), [keys.close_claims(slug)], [job, token, deadline]))
+async def _extend(ref: str, job: str, token: int, deadline: int) -> bool:
+    return bool(await scripts.CLOSE_EXTEND(get_redis(), [keys.close_claims(ref)], [job, token, deadline]))
 
 
-async def _fail(slug: str, job: str, token: int, now_ms: int, error: str) -> tuple[str, int, int]:
+async def _fail(ref: str, job: str, token: int, now_ms: int, error: str) -> tuple[str, int, int]:
     outcome, attempts, when = await scripts.CLOSE_FAIL(
         get_redis(),
         [
-            keys.close_jobs(slug),
-            keys.close_claims(slug),
-            keys.close_attempts(slug),
-            keys.close_dead(slug),
-            keys.close_errors(slug),
+            keys.close_jobs(ref),
+            keys.close_claims(ref),
+            keys.close_attempts(ref),
+            keys.close_dead(ref),
+            keys.close_errors(ref),
         ],
         [
             job,
@@ -137,87 +138,115 @@ async def _fail(slug: str, job: str, token: int, now_ms: int, error: str) -> tup
     return outcome, int(attempts), int(when)
 
 
-def _run_job(game: Game, claimed: ClaimedJob) -> bool:
+def _run_job(board: Leaderboard, claimed: ClaimedJob) -> bool:
     """Archive one claimed job's period, extending the claim after every chunk; then
     ack it, or record the failure (backoff or dead letter). Returns whether it succeeded."""
     token = claimed.token
+    ref = keys.board_ref(board.game.slug, board.slug)
 
     def extend(done: int, total: int) -> None:
         nonlocal token
         deadline = clock.now_ms() + CLOSE_JOB_VISIBILITY_SECS * 1000
-        if not run_sync(_extend, game.slug, claimed.job, token, deadline):
+        if not run_sync(_extend, ref, claimed.job, token, deadline):
             raise ServiceError(409, "claim_lost", "The job's claim expired and was handed back; this run stopped.")
         token = deadline
 
     period, _, period_id = claimed.job.partition(":")
     try:
-        period_archive(game=game, period=period, period_id=period_id, progress=extend)
+        period_archive(board=board, period=period, period_id=period_id, progress=extend)
     except Exception as error:
-        logger.exception("close job %s of %s failed (attempt %d)", claimed.job, game.slug, claimed.attempts + 1)
+        logger.exception("close job %s of %s failed (attempt %d)", claimed.job, ref, claimed.attempts + 1)
         message = error.message if isinstance(error, ServiceError) else f"{type(error).__name__}: {error}"
-        outcome, attempts, _ = run_sync(_fail, game.slug, claimed.job, token, clock.now_ms(), message)
+        outcome, attempts, _ = run_sync(_fail, ref, claimed.job, token, clock.now_ms(), message)
         if outcome == "dead":
-            logger.error("close job %s of %s is dead after %d attempts", claimed.job, game.slug, attempts)
+            logger.error("close job %s of %s is dead after %d attempts", claimed.job, ref, attempts)
         return False
-    if not run_sync(_ack, game.slug, claimed.job, token):
-        logger.warning("close job %s of %s: archived, but its claim had been handed back", claimed.job, game.slug)
+    if not run_sync(_ack, ref, claimed.job, token):
+        logger.warning("close job %s of %s: archived, but its claim had been handed back", claimed.job, ref)
     return True
 
 
 def close_jobs_run(*, worker: str | None = None) -> int:
-    """Reap expired claims, then claim and archive every due close job of every game.
+    """Reap expired claims, then claim and archive every due close job of every board.
 
     Returns how many jobs succeeded. A failed job is retried later (backoff) or
     dead-lettered; it never stops the others.
     """
     done = 0
-    for game in Game.objects.all():
-        for job, outcome in run_sync(lambda slug=game.slug: close_jobs_reap(slug=slug)):
-            logger.warning("close job %s of %s: claim expired; now %s", job, game.slug, outcome)
-        for _ in range(CLOSE_JOBS_PER_GAME_PER_RUN):
-            claimed = run_sync(lambda slug=game.slug: close_jobs_claim(slug=slug))
+    for board in Leaderboard.objects.select_related("game"):
+        ref = keys.board_ref(board.game.slug, board.slug)
+        for job, outcome in run_sync(lambda ref=ref: close_jobs_reap(ref=ref)):
+            logger.warning("close job %s of %s: claim expired; now %s", job, ref, outcome)
+        for _ in range(CLOSE_JOBS_PER_BOARD_PER_RUN):
+            claimed = run_sync(lambda ref=ref: close_jobs_claim(ref=ref))
             if not claimed:
                 break
-            if _run_job(game, claimed[0]):
-                logger.info("close job %s of %s done%s", claimed[0].job, game.slug, f" by {worker}" if worker else "")
+            if _run_job(board, claimed[0]):
+                logger.info("close job %s of %s done%s", claimed[0].job, ref, f" by {worker}" if worker else "")
                 done += 1
     return done
 
 
-async def _schedule(slug: str, jobs: list[tuple[str, int]]) -> int:
+async def _schedule(ref: str, jobs: list[tuple[str, int]]) -> int:
     if not jobs:
         return 0
     args: list[str | int] = [value for job in jobs for value in job]
     return int(
         await scripts.CLOSE_SCHEDULE(
-            get_redis(), [keys.close_jobs(slug), keys.close_claims(slug), keys.close_dead(slug)], args
+            get_redis(), [keys.close_jobs(ref), keys.close_claims(ref), keys.close_dead(ref)], args
         )
     )
 
 
-async def _period_boards(slugs: set[str], now_ms: int) -> dict[str, dict[str, bool]]:
-    """Every period board of these games, from their boards indexes and a SCAN of the
+async def _period_boards(refs: set[str], now_ms: int) -> dict[str, dict[str, bool]]:
+    """Every period board of these leaderboards, from their boards indexes and a SCAN of the
     keyspace (the index may be gone too), each with whether it already has its
     retention expiry (which the archive sets only once it is complete)."""
     client = get_redis()
     found: dict[str, dict[str, bool]] = defaultdict(dict)
-    for slug in slugs:
+    for ref in refs:
         # Entries whose expiry passed name boards already gone (submit_score.lua trims them).
-        indexed = await client.zrangebyscore(keys.boards_index(slug), now_ms, "+inf", withscores=True)
+        indexed = await client.zrangebyscore(keys.boards_index(ref), now_ms, "+inf", withscores=True)
         for board_key, expiry in cast("list[tuple[str, float]]", indexed):
-            found[slug][board_key] = expiry != float("inf")
+            found[ref][board_key] = expiry != float("inf")
     scanned: list[tuple[str, str]] = []
-    async for board_key in client.scan_iter(match=keys.every_game_pattern(), count=CATCH_UP_SCAN_COUNT, _type="zset"):
+    async for board_key in client.scan_iter(match=keys.every_board_pattern(), count=CATCH_UP_SCAN_COUNT, _type="zset"):
         parsed = keys.parse_board(board_key)
-        if parsed is not None and parsed[0] in slugs and parsed[1] in ARCHIVED_PERIODS:
+        if parsed is not None and parsed[0] in refs and parsed[1] in ARCHIVED_PERIODS:
             scanned.append((parsed[0], board_key))
     if scanned:
         pipe = client.pipeline(transaction=False)
         for _, board_key in scanned:
             pipe.pttl(board_key)
-        for (slug, board_key), ttl in zip(scanned, await pipe.execute(), strict=True):
-            found[slug][board_key] = found[slug].get(board_key, False) or ttl > 0
+        for (ref, board_key), ttl in zip(scanned, await pipe.execute(), strict=True):
+            found[ref][board_key] = found[ref].get(board_key, False) or ttl > 0
     return found
+
+
+def _missing_jobs(board: Leaderboard, found: dict[str, bool]) -> list[tuple[str, int]]:
+    """The close jobs one board's period boards need: all but those complete and retained."""
+    config = BoardConfig.from_model(board, board.game)
+    candidates: dict[tuple[str, str], tuple[str, int, bool]] = {}
+    for board_key, retained in found.items():
+        parsed = keys.parse_board(board_key)
+        if parsed is None or parsed[1] not in ARCHIVED_PERIODS:
+            continue
+        try:
+            period = periods.window_parse(config, parsed[1], parsed[2])
+        except periods.InvalidPeriod:
+            continue
+        if period.ends_at_ms is None:
+            continue
+        job = close_job_name(period=period.kind, period_id=period.id)
+        candidates[(period.kind, period.id)] = (job, period.ends_at_ms + settings.ARCHIVE_GRACE_SECS * 1000, retained)
+    complete = set(
+        ArchivedPeriod.objects.filter(
+            leaderboard=board,
+            status=ArchivedPeriod.Status.COMPLETE,
+            period_id__in={period_id for _, period_id in candidates},
+        ).values_list("period", "period_id")
+    )
+    return [(job, due) for name, (job, due, retained) in candidates.items() if not (retained and name in complete)]
 
 
 def close_jobs_catch_up() -> int:
@@ -227,75 +256,51 @@ def close_jobs_catch_up() -> int:
     retention expiry. Jobs already due, claimed or dead are left alone. Jobs are
     due at the period's end + grace, like those the submit script schedules.
     """
-    games = {game.slug: game for game in Game.objects.all()}
-    boards = run_sync(_period_boards, set(games), clock.now_ms())
+    boards = {keys.board_ref(b.game.slug, b.slug): b for b in Leaderboard.objects.select_related("game")}
+    found = run_sync(_period_boards, set(boards), clock.now_ms())
     scheduled = 0
-    for slug, found in boards.items():
-        game = games[slug]
-        candidates: dict[tuple[str, str], tuple[str, int, bool]] = {}
-        for board_key, retained in found.items():
-            parsed = keys.parse_board(board_key)
-            if parsed is None or parsed[1] not in ARCHIVED_PERIODS:
-                continue
-            try:
-                period = periods.parse(parsed[1], parsed[2], game.timezone)
-            except periods.InvalidPeriod:
-                continue
-            assert period.ends_at_ms is not None
-            job = close_job_name(period=period.kind, period_id=period.id)
-            candidates[(period.kind, period.id)] = (
-                job,
-                period.ends_at_ms + settings.ARCHIVE_GRACE_SECS * 1000,
-                retained,
-            )
-        complete = set(
-            ArchivedPeriod.objects.filter(
-                game=game,
-                status=ArchivedPeriod.Status.COMPLETE,
-                period_id__in={period_id for _, period_id in candidates},
-            ).values_list("period", "period_id")
-        )
-        jobs = [(job, due) for name, (job, due, retained) in candidates.items() if not (retained and name in complete)]
-        added = run_sync(_schedule, slug, jobs)
+    for ref, period_boards in found.items():
+        added = run_sync(_schedule, ref, _missing_jobs(boards[ref], period_boards))
         if added:
-            logger.warning("catch-up: scheduled %d missing close job(s) of %s", added, slug)
+            logger.warning("catch-up: scheduled %d missing close job(s) of %s", added, ref)
         scheduled += added
     return scheduled
 
 
-async def _retry(slug: str, job: str, now_ms: int) -> bool:
+async def _retry(ref: str, job: str, now_ms: int) -> bool:
     return bool(
         await scripts.CLOSE_RETRY(
             get_redis(),
-            [keys.close_dead(slug), keys.close_jobs(slug), keys.close_attempts(slug), keys.close_errors(slug)],
+            [keys.close_dead(ref), keys.close_jobs(ref), keys.close_attempts(ref), keys.close_errors(ref)],
             [job, now_ms],
         )
     )
 
 
-def close_job_retry(*, game: Game, job: str) -> None:
+def close_job_retry(*, board: Leaderboard, job: str) -> None:
     """Give a dead job another full set of attempts, due at once (admin's retry action)."""
-    if not run_sync(_retry, game.slug, job, clock.now_ms()):
-        raise ServiceError(404, "not_found", f"No dead close job {job} in {game.slug}: nothing to retry.")
+    ref = keys.board_ref(board.game.slug, board.slug)
+    if not run_sync(_retry, ref, job, clock.now_ms()):
+        raise ServiceError(404, "not_found", f"No dead close job {job} in {ref}: nothing to retry.")
 
 
 # Reads of the queue, for admin. (They live here rather than in selectors.py, which
 # the archived-period reads own.)
 
 
-async def _queue(slug: str) -> list:
+async def _queue(ref: str) -> list:
     pipe = get_redis().pipeline(transaction=False)
-    pipe.zcard(keys.close_jobs(slug))
-    pipe.zrange(keys.close_jobs(slug), 0, 0, withscores=True)
-    pipe.zrange(keys.close_claims(slug), 0, -1, withscores=True)
-    pipe.zrange(keys.close_dead(slug), 0, CLOSE_JOBS_DEAD_SHOWN - 1, withscores=True)
-    pipe.hgetall(keys.close_attempts(slug))
-    pipe.hgetall(keys.close_errors(slug))
+    pipe.zcard(keys.close_jobs(ref))
+    pipe.zrange(keys.close_jobs(ref), 0, 0, withscores=True)
+    pipe.zrange(keys.close_claims(ref), 0, -1, withscores=True)
+    pipe.zrange(keys.close_dead(ref), 0, CLOSE_JOBS_DEAD_SHOWN - 1, withscores=True)
+    pipe.hgetall(keys.close_attempts(ref))
+    pipe.hgetall(keys.close_errors(ref))
     return await pipe.execute()
 
 
-def close_jobs_queue(*, game: Game) -> CloseQueue:
-    due, first, claimed, dead, attempts, errors = run_sync(_queue, game.slug)
+def close_jobs_queue(*, board: Leaderboard) -> CloseQueue:
+    due, first, claimed, dead, attempts, errors = run_sync(_queue, keys.board_ref(board.game.slug, board.slug))
     return CloseQueue(
         due=int(due),
         next_due=clock.from_ms(first[0][1]) if first else None,
@@ -307,6 +312,6 @@ def close_jobs_queue(*, game: Game) -> CloseQueue:
     )
 
 
-def close_jobs_dead(*, game: Game) -> list[DeadJob]:
-    """The game's dead close jobs, oldest first."""
-    return close_jobs_queue(game=game).dead
+def close_jobs_dead(*, board: Leaderboard) -> list[DeadJob]:
+    """The board's dead close jobs, oldest first."""
+    return close_jobs_queue(board=board).dead

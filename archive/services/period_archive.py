@@ -20,9 +20,9 @@ from django.db import transaction
 from redis.exceptions import RedisError
 
 from core import clock, keys
-from core.config import GameConfig
+from core.config import BoardConfig
 from core.errors import ServiceError
-from core.models import Game
+from core.models import Leaderboard
 from core.redis import get_redis, run_sync
 from games import periods
 from games import selectors as board_reads
@@ -40,7 +40,7 @@ CLOSE_JOB_VISIBILITY_SECS = 600
 # The archive lock lives as long as a claim, for the same reason (extended per chunk).
 ARCHIVE_LOCK_SECS = CLOSE_JOB_VISIBILITY_SECS
 
-ARCHIVED_PERIODS: tuple[str, ...] = tuple(p for p in periods.PERIODS if p != periods.ALL_TIME)
+ARCHIVED_PERIODS: tuple[str, ...] = tuple(p for p in periods.WINDOWS if p != periods.ALL_TIME)
 
 Progress = Callable[[int, int], None]
 
@@ -49,8 +49,8 @@ Progress = Callable[[int, int], None]
 class _Run:
     """One archive run of one period: what every step needs."""
 
-    game: Game
-    config: GameConfig
+    board: Leaderboard
+    config: BoardConfig
     period: periods.Period
     finished: bool
     run: str
@@ -61,44 +61,55 @@ class _Run:
 
     @property
     def board_key(self) -> str:
-        return keys.board(self.game.slug, self.period.kind, self.period.id)
+        return keys.board(self.config.ref, self.period.kind, self.period.id)
+
+    @property
+    def ref(self) -> str:
+        return self.config.ref
 
 
-def _period(game: Game, period: str, period_id: str) -> periods.Period:
-    if period == periods.ALL_TIME:
+def _period(board: BoardConfig, period: str, period_id: str) -> periods.Period:
+    if period not in periods.WINDOWS:
+        choices = ", ".join(periods.WINDOWS)
+        raise ServiceError(422, "invalid", f"Unknown window {period!r}; use one of {choices}.", field="period")
+    try:
+        resolved = periods.window_parse(board, period, period_id)
+    except periods.InvalidPeriod as error:
+        raise ServiceError(422, "invalid", f"{error}.", field="period_id") from None
+    if resolved.ends_at is None or resolved.starts_at is None:
         raise ServiceError(
             422, "not_archived", "The all-time board never ends, so it is never archived.", field="period"
         )
-    if period not in ARCHIVED_PERIODS:
-        choices = ", ".join(ARCHIVED_PERIODS)
-        raise ServiceError(422, "invalid", f"Unknown period {period!r}; use one of {choices}.", field="period")
-    try:
-        return periods.parse(period, period_id, game.timezone)
-    except periods.InvalidPeriod as error:
-        raise ServiceError(422, "invalid", f"{error}.", field="period_id") from None
+    return resolved
 
 
 async def _lock(lock_key: str, action: str, run: str) -> bool:
     return bool(await scripts.CLOSE_LOCK(get_redis(), [lock_key], [action, run, ARCHIVE_LOCK_SECS * 1000]))
 
 
-async def _board_state(slug: str, board_key: str) -> tuple[bool, bool]:
+async def _board_state(ref: str, board_key: str) -> tuple[bool, bool]:
     """Whether the board exists, and whether it is known to have existed (an empty
     board vanishes from Redis: its last players were hidden into the stash)."""
     pipe = get_redis().pipeline(transaction=False)
     pipe.exists(board_key)
-    pipe.zscore(keys.boards_index(slug), board_key)
-    pipe.exists(keys.hidden_stash(slug, board_key))
+    pipe.zscore(keys.boards_index(ref), board_key)
+    pipe.exists(keys.hidden_stash(board_key))
     exists, indexed, stashed = await pipe.execute()
     # '+inf' in the index: written and not yet archived (a retained board's entry is finite).
     return bool(exists), indexed == float("inf") or bool(stashed)
 
 
-async def _retain(slug: str, board_key: str, now_ms: int) -> None:
+async def _retain(ref: str, board_key: str, now_ms: int) -> None:
     retention_ms = settings.PERIOD_RETENTION_SECS * 1000
     await scripts.CLOSE_RETAIN(
         get_redis(),
-        [board_key, keys.boards_index(slug), keys.hidden_stash(slug, board_key), keys.board_version(board_key)],
+        [
+            board_key,
+            keys.boards_index(ref),
+            keys.hidden_stash(board_key),
+            keys.board_version(board_key),
+            keys.entry_meta(board_key),
+        ],
         [retention_ms, now_ms + retention_ms],
     )
 
@@ -114,7 +125,7 @@ def _board_changed(period: periods.Period) -> ServiceError:
 
 def period_archive(
     *,
-    game: Game,
+    board: Leaderboard,
     period: str,
     period_id: str,
     force: bool = False,
@@ -130,14 +141,16 @@ def period_archive(
     period still open (status snapshot; its close job later archives it over).
 
     ``progress(done, total)`` is called after each chunk; ``after_chunk(index)`` is a
-    test hook (raise in it to simulate a crash). Raises ServiceError: 422 for
-    all-time or a bad period, 409 for an open period without ``force``, a run
+    test hook (raise in it to simulate a crash). A deactivated board's periods count as
+    finished (it takes no more scores). Raises ServiceError: 422 for an all-time
+    window without a season or a bad period, 409 for an open period without ``force``, a run
     already in progress, or a board that changed meanwhile; 404 when the board is
     not in Redis and was never known to exist there (nothing to archive).
     """
-    resolved = _period(game, period, period_id)
+    config = BoardConfig.from_model(board, board.game)
+    resolved = _period(config, period, period_id)
     assert resolved.ends_at is not None and resolved.starts_at is not None
-    finished = clock.now() >= resolved.ends_at
+    finished = clock.now() >= resolved.ends_at or not board.active
     if not finished and not force:
         raise ServiceError(
             409,
@@ -148,12 +161,12 @@ def period_archive(
     if chunk_size < 1:
         raise ServiceError(422, "invalid", "The chunk size must be at least 1.", field="chunk_size")
     run = _Run(
-        game=game,
-        config=GameConfig.from_model(game, "0"),
+        board=board,
+        config=config,
         period=resolved,
         finished=finished,
         run=uuid.uuid4().hex,
-        lock_key=keys.archive_lock(game.slug, period, period_id),
+        lock_key=keys.archive_lock(config.ref, period, period_id),
         chunk_size=chunk_size,
         progress=progress,
         after_chunk=after_chunk,
@@ -174,11 +187,11 @@ def period_archive(
 
 def _archive_locked(run: _Run) -> ArchivedPeriod:
     period = run.period
-    existing = ArchivedPeriod.objects.filter(game=run.game, period=period.kind, period_id=period.id).first()
+    existing = ArchivedPeriod.objects.filter(leaderboard=run.board, period=period.kind, period_id=period.id).first()
     if existing is not None and existing.status == ArchivedPeriod.Status.COMPLETE:
-        run_sync(_retain, run.game.slug, run.board_key, clock.now_ms())
+        run_sync(_retain, run.ref, run.board_key, clock.now_ms())
         return existing
-    exists, known = run_sync(_board_state, run.game.slug, run.board_key)
+    exists, known = run_sync(_board_state, run.ref, run.board_key)
     if not exists and not known:
         raise ServiceError(
             404,
@@ -188,10 +201,11 @@ def _archive_locked(run: _Run) -> ArchivedPeriod:
         )
     assert period.starts_at is not None and period.ends_at is not None  # never all-time (see _period)
     archived, _ = ArchivedPeriod.objects.update_or_create(
-        game=run.game,
+        leaderboard=run.board,
         period=period.kind,
         period_id=period.id,
         defaults={
+            "game_id": run.board.game_id,
             "starts_at": period.starts_at,
             "ends_at": period.ends_at,
             "status": ArchivedPeriod.Status.ARCHIVING if run.finished else ArchivedPeriod.Status.SNAPSHOT,
@@ -237,7 +251,7 @@ def _copy_board(run: _Run, archived: ArchivedPeriod) -> None:
 
 
 def _read_chunk(run: _Run, offset: int, limit: int) -> board_reads.Board:
-    return run_sync(lambda: board_reads.board_page(game=run.config, period=run.period, offset=offset, limit=limit))
+    return run_sync(lambda: board_reads.board_page(board=run.config, period=run.period, offset=offset, limit=limit))
 
 
 def _store_chunk(run: _Run, archived: ArchivedPeriod, entries: list[board_reads.Entry]) -> None:
@@ -248,6 +262,7 @@ def _store_chunk(run: _Run, archived: ArchivedPeriod, entries: list[board_reads.
             player_id=e.player_id,
             display_name=e.display_name[:64],
             score=e.score,
+            metadata=e.metadata,
             run=run.run,
         )
         for e in entries
@@ -257,7 +272,7 @@ def _store_chunk(run: _Run, archived: ArchivedPeriod, entries: list[board_reads.
             standings,
             update_conflicts=True,
             unique_fields=["archived_period", "player_id"],
-            update_fields=["rank", "display_name", "score", "run"],
+            update_fields=["rank", "display_name", "score", "metadata", "run"],
         )
 
 
@@ -277,5 +292,5 @@ def _complete(run: _Run, archived: ArchivedPeriod) -> ArchivedPeriod:
         archived.save(update_fields=["total", "status", "archived_at"])
     if run.finished:
         # Only now: a board never expires before its archive is complete.
-        run_sync(_retain, run.game.slug, run.board_key, clock.to_ms(now))
+        run_sync(_retain, run.ref, run.board_key, clock.to_ms(now))
     return archived

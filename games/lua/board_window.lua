@@ -1,8 +1,10 @@
--- Read a window of a board with competition ranks ("1224") and display names.
--- Ranks: equal sort keys share a rank; the next distinct key gets its position.
+-- Read a window of a board with competition ranks ("1224") and each entry's metadata.
+-- Ranks: equal sort keys share a rank; the next distinct key gets its position (with
+-- ties 'earliest' keys are distinct, and so are ranks). Display names are the game's
+-- (another hash tag): the caller reads them next.
 --
 -- KEYS[1] board ZSET (ascending sort key = best first)
--- KEYS[2] names HASH
+-- KEYS[2] the board's entry metadata HASH (player_id -> JSON)
 -- KEYS[3] (optional) the board's version counter STRING, for live standings
 -- ARGV[1] 'page' or 'around'
 -- page:   ARGV[2] offset, ARGV[3] limit
@@ -10,7 +12,7 @@
 --         shifts at either end of the board to stay 2*radius+1 long)
 -- ARGV[4] with KEYS[3]: 'next' takes the next version (the broadcaster's
 --         snapshot, so versions follow snapshot order) or 'current' reads it
--- Returns {total, offset of first entry, found 0|1, version or 0, (player_id, sort key, rank, name)...}
+-- Returns {total, offset of first entry, found 0|1, version or 0, (player_id, sort key, rank, metadata or '')...}
 --   (found is 1 for 'page'; for 'around' it is 0, with no entries, if the player is absent)
 
 local board = KEYS[1]
@@ -50,7 +52,7 @@ if offset >= total or stop < offset then return result end
 local rows = redis.call('ZRANGE', board, offset, stop, 'WITHSCORES')
 local ids = {}
 for i = 1, #rows, 2 do table.insert(ids, rows[i]) end
-local display = redis.call('HMGET', KEYS[2], unpack(ids))
+local metadata = redis.call('HMGET', KEYS[2], unpack(ids))
 local rank = redis.call('ZCOUNT', board, '-inf', '(' .. rows[2]) + 1
 local previous = rows[2]
 for i = 1, #rows, 2 do
@@ -62,6 +64,6 @@ for i = 1, #rows, 2 do
   table.insert(result, rows[i])
   table.insert(result, rows[i + 1])
   table.insert(result, rank)
-  table.insert(result, display[(i + 1) / 2] or rows[i])
+  table.insert(result, metadata[(i + 1) / 2] or '')
 end
 return result

@@ -1,8 +1,9 @@
--- Hide a player from (or restore them to) every live board of a game at once.
--- A hidden player's entries move to a stash beside each board, with the board's
--- expiry (from the index), and come back unchanged when they are unhidden.
+-- Hide a player from (or restore them to) every live period board of one leaderboard
+-- at once (the caller runs it for each leaderboard of the game, and sets the game's own
+-- hidden SET). A hidden player's entries move to a stash beside each board, with the
+-- board's expiry (from the index), and come back unchanged when they are unhidden.
 --
--- KEYS[1] hidden SET
+-- KEYS[1] the leaderboard's hidden SET (its submit script refuses those players)
 -- KEYS[2] boards index ZSET (board key -> expiry ms)
 -- KEYS[3] dirty ZSET
 -- KEYS[4..] pairs: board ZSET, its stash ZSET

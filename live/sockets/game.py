@@ -21,6 +21,8 @@ from .. import events, selectors, services
 from .base import CLOSE_NO_SUCH_GAME, LiveSocket
 
 DEFAULT_LIMIT = 25
+# One window of one leaderboard a socket watches: (board slug, window).
+View = tuple[str, str]
 MAX_FOLLOWED = 50
 # The presence snapshot a socket gets when it asks: the most recently seen players.
 PRESENCE_SNAPSHOT_PLAYERS = 50
@@ -37,11 +39,12 @@ class GameSocket(LiveSocket):
     game: config.GameConfig
 
     async def start(self) -> bool:
-        self.subscriptions: dict[str, int] = {}  # period -> limit
-        self.versions: dict[str, int] = {}  # period -> last standings version sent
-        # period -> the period id this socket is on; versions count per period id.
-        self.period_ids: dict[str, str] = {}
-        self.last_views: dict[str, tuple[str, int, list[Any]]] = {}  # period -> (id, total, rows) last sent
+        # A view is one window of one leaderboard: (board slug, window).
+        self.subscriptions: dict[View, int] = {}  # view -> limit
+        self.versions: dict[View, int] = {}  # view -> last standings version sent
+        # view -> the period id this socket is on; versions count per period id.
+        self.period_ids: dict[View, str] = {}
+        self.last_views: dict[View, tuple[str, int, list[Any]]] = {}  # view -> (id, total, rows) last sent
         self.followed: set[str] = set()
         self.me: str | None = None
         self.presence_version: int | None = None  # None: this socket did not ask for presence
@@ -78,42 +81,55 @@ class GameSocket(LiveSocket):
 
     # ----------------------------------------------------------------- client -> server
 
-    async def _period(self, message: dict[str, Any]) -> str | None:
-        period = message.get("period")
-        if not isinstance(period, str) or period not in self.game.periods:
-            await self.error("invalid", f"period must be one of: {', '.join(self.game.periods)}.")
+    async def _view(self, message: dict[str, Any]) -> tuple[config.BoardConfig, str] | None:
+        """The leaderboard (the game's first if not named) and window a message names."""
+        slug = message.get("leaderboard")
+        board = selectors.home_board(self.game) if slug is None else None
+        if isinstance(slug, str):
+            board = self.game.board_named(slug)
+        if board is None:
+            names = ", ".join(b.slug for b in self.game.boards)
+            await self.error("invalid", f"leaderboard must be one of: {names}.")
             return None
-        return period
+        period = message.get("period")
+        if not isinstance(period, str) or period not in board.windows:
+            await self.error("invalid", f"period must be one of: {', '.join(board.windows)}.")
+            return None
+        return board, period
 
     async def subscribe(self, message: dict[str, Any]) -> None:
-        period = await self._period(message)
-        if period is None:
+        found = await self._view(message)
+        if found is None:
             return
+        board, period = found
         limit = message.get("limit", DEFAULT_LIMIT)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= events.LIVE_LIMIT_MAX:
             await self.error("invalid", f"limit must be an integer from 1 to {events.LIVE_LIMIT_MAX}.")
             return
-        await self.join(events.board_group(self.game.slug, period))
-        self.subscriptions[period] = limit
-        current = periods.current(period, self.game.timezone, clock.now())
-        board, version = await selectors.board_snapshot(game=self.game, period=current, limit=limit, next_version=False)
-        self.versions[period] = version
-        self.period_ids[period] = current.id
-        online = await presence_selectors.online_among(game=self.game, player_ids=[e.player_id for e in board.entries])
-        snapshot = events.standings(board, version, online)
-        self.last_views[period] = (snapshot["period_id"], snapshot["total"], list(snapshot["entries"]))
+        view = (board.slug, period)
+        await self.join(events.board_group(board.ref, period))
+        self.subscriptions[view] = limit
+        current = periods.window_current(board, period, clock.now())
+        page, version = await selectors.board_snapshot(board=board, period=current, limit=limit, next_version=False)
+        self.versions[view] = version
+        self.period_ids[view] = current.id
+        online = await presence_selectors.online_among(game=self.game, player_ids=[e.player_id for e in page.entries])
+        snapshot = events.standings(board, page, version, online)
+        self.last_views[view] = (snapshot["period_id"], snapshot["total"], list(snapshot["entries"]))
         await self.send_json(snapshot)
-        await self._send_followed_standings([period], self.followed)
+        await self._send_followed_standings([view], self.followed)
 
     async def unsubscribe(self, message: dict[str, Any]) -> None:
-        period = await self._period(message)
-        if period is None:
+        found = await self._view(message)
+        if found is None:
             return
-        self.subscriptions.pop(period, None)
-        await self.leave(events.board_group(self.game.slug, period))
-        self.versions.pop(period, None)
-        self.last_views.pop(period, None)
-        self.period_ids.pop(period, None)
+        board, period = found
+        view = (board.slug, period)
+        self.subscriptions.pop(view, None)
+        await self.leave(events.board_group(board.ref, period))
+        self.versions.pop(view, None)
+        self.last_views.pop(view, None)
+        self.period_ids.pop(view, None)
 
     async def follow(self, message: dict[str, Any]) -> None:
         player_ids = message.get("player_ids")
@@ -161,19 +177,23 @@ class GameSocket(LiveSocket):
     async def _refresh_follows(self) -> None:
         await services.live_follow(game=self.game, player_ids=sorted(self.followed))
 
-    async def _send_followed_standings(self, period_kinds: list[str], player_ids: set[str]) -> None:
+    async def _send_followed_standings(self, views: list[View], player_ids: set[str]) -> None:
         """A followed player's current standing, so a page shows it before anything changes."""
-        changes: dict[str, dict[str, tuple[str, board_reads.Standing]]] = {}
-        names: dict[str, str] = {}
-        for kind in period_kinds:
-            period = periods.current(kind, self.game.timezone, clock.now())
-            for standing in await board_reads.standings_of(
-                game=self.game, period=period, player_ids=sorted(player_ids)
-            ):
-                changes.setdefault(standing.player_id, {})[kind] = (period.id, standing)
-                names[standing.player_id] = standing.display_name
-        for player_id, periods_changed in changes.items():
-            await self.send_json(events.player(player_id, names[player_id], periods_changed))
+        for board_slug in dict.fromkeys(slug for slug, _ in views):
+            board = self.game.board_named(board_slug)
+            if board is None:
+                continue
+            changes: dict[str, dict[str, tuple[str, board_reads.Standing]]] = {}
+            names: dict[str, str] = {}
+            for kind in [w for slug, w in views if slug == board_slug]:
+                period = periods.window_current(board, kind, clock.now())
+                for standing in await board_reads.standings_of(
+                    board=board, period=period, player_ids=sorted(player_ids)
+                ):
+                    changes.setdefault(standing.player_id, {})[kind] = (period.id, standing)
+                    names[standing.player_id] = standing.display_name
+            for player_id, periods_changed in changes.items():
+                await self.send_json(events.player(board, player_id, names[player_id], periods_changed))
 
     # ----------------------------------------------------------------- broadcaster -> client
 
@@ -183,11 +203,13 @@ class GameSocket(LiveSocket):
         if kind == "standings":
             await self._standings(payload)
         elif kind == "player":
-            watched = {k: v for k, v in payload["periods"].items() if k in self.subscriptions}
+            board = payload["leaderboard"]
+            watched = {k: v for k, v in payload["periods"].items() if (board, k) in self.subscriptions}
             if watched and payload["player_id"] in self.followed:
                 await self.send_json(
                     {
                         "type": "player",
+                        "leaderboard": board,
                         "player_id": payload["player_id"],
                         "display_name": payload["display_name"],
                         "periods": watched,
@@ -195,26 +217,24 @@ class GameSocket(LiveSocket):
                 )
         elif kind in ("presence", "recent"):
             await self._newer(kind, payload)
-        elif (
-            kind == "reset"
-            and payload["period"] in self.subscriptions
-            and self._on_period(payload["period"], payload["period_id"])
-        ):
-            await self.send_json(payload)
+        elif kind == "reset":
+            view = (payload["leaderboard"], payload["period"])
+            if view in self.subscriptions and self._on_period(view, payload["period_id"]):
+                await self.send_json(payload)
 
     async def _standings(self, payload: events.StandingsPayload) -> None:
-        period = payload["period"]
-        limit = self.subscriptions.get(period)
-        if limit is None or not self._on_period(period, payload["period_id"]):
+        view = (payload["leaderboard"], payload["period"])
+        limit = self.subscriptions.get(view)
+        if limit is None or not self._on_period(view, payload["period_id"]):
             return  # not watched, or a late message of a period that already ended
-        if payload["version"] <= self.versions.get(period, 0):
+        if payload["version"] <= self.versions.get(view, 0):
             return  # not newer than what this socket has
-        self.versions[period] = payload["version"]
-        view = (payload["period_id"], payload["total"], list(payload["entries"][:limit]))
-        if view == self.last_views.get(period):
+        self.versions[view] = payload["version"]
+        shown = (payload["period_id"], payload["total"], list(payload["entries"][:limit]))
+        if shown == self.last_views.get(view):
             return  # the board changed below this socket's rows: nothing it shows moved
-        self.last_views[period] = view
-        await self.send_json({**payload, "entries": view[2]})
+        self.last_views[view] = shown
+        await self.send_json({**payload, "entries": shown[2]})
 
     async def _newer(self, kind: str, payload: events.PresencePayload | events.RecentPayload) -> None:
         """Pass on a presence or recent message newer than the socket's (if it asked for them)."""
@@ -224,16 +244,17 @@ class GameSocket(LiveSocket):
             setattr(self, attribute, payload["version"])
             await self.send_json(payload)
 
-    def _on_period(self, period: str, period_id: str) -> bool:
+    def _on_period(self, view: View, period_id: str) -> bool:
         """Move to a newer period id (its versions start again from 1); False for an older one.
 
-        Within one kind, period ids sort as text (YYYY-MM-DD, YYYY-Www, YYYY-MM).
+        Within one window, period ids sort as text (YYYY-MM-DD, YYYY-Www, YYYY-MM, and a
+        custom window's UTC starts).
         """
-        current = self.period_ids.get(period)
+        current = self.period_ids.get(view)
         if current is not None and period_id < current:
             return False
         if period_id != current:
-            self.period_ids[period] = period_id
-            self.versions[period] = 0
-            self.last_views.pop(period, None)
+            self.period_ids[view] = period_id
+            self.versions[view] = 0
+            self.last_views.pop(view, None)
         return True

@@ -27,14 +27,15 @@ class HomeSocket(LiveSocket):
         await self.join(events.HOME_GROUP)
         now = clock.now()
         for game in await config.list_games():
-            if not game.periods:
+            board = selectors.home_board(game)
+            if board is None:
                 continue  # no leaderboard yet
-            period = periods.current(selectors.home_period(game), game.timezone, now)
-            board, version = await selectors.board_snapshot(
-                game=game, period=period, limit=events.HOME_TOP_N, next_version=False
+            period = periods.window_current(board, selectors.home_period(board), now)
+            page, version = await selectors.board_snapshot(
+                board=board, period=period, limit=events.HOME_TOP_N, next_version=False
             )
-            online = await presence_selectors.online_among(game=game, player_ids=[e.player_id for e in board.entries])
-            payload = events.top(game.slug, board, version, online)
+            online = await presence_selectors.online_among(game=game, player_ids=[e.player_id for e in page.entries])
+            payload = events.top(board, page, version, online)
             self.cards[game.slug] = (payload["period_id"], version)
             await self.send_json(payload)
         return True

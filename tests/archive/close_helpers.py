@@ -29,7 +29,7 @@ def config_of(game: Game) -> GameConfig:
 
 def submit_all(game: Game, scores: Iterable[tuple[str, int, str | None]], now: dt.datetime) -> None:
     """Submit (player_id, score, display name) items at ``now``, pipelined like a batch."""
-    items = [services.Submission(player_id, score, name) for player_id, score, name in scores]
+    items = [services.Submission(player_id, score, name, leaderboard="main") for player_id, score, name in scores]
     config = config_of(game)
     for start in range(0, len(items), 2000):
         with clock_at(now):
@@ -46,7 +46,7 @@ def live_rows(game: Game, period: str, period_id: str, now: dt.datetime, page: i
         with clock_at(now):
             board = run_sync(
                 lambda o=offset: archive_selectors.period_page(
-                    game=config, period=period, period_id=period_id, offset=o, limit=page
+                    board=config.boards[0], period=period, period_id=period_id, offset=o, limit=page
                 )
             )
         rows += [(e.rank, e.player_id, e.display_name, e.score) for e in board.entries]
@@ -72,4 +72,4 @@ def zscores(key: str) -> dict[str, float]:
 
 
 def board_key(game: Game, period: str, period_id: str) -> str:
-    return keys.board(game.slug, period, period_id)
+    return keys.board(keys.board_ref(game.slug, "main"), period, period_id)

@@ -59,7 +59,10 @@ def test_it_archives_a_big_board_in_chunks_exactly_as_the_live_reads_said(game):
 
     with clock_at(CLOSED):
         archived = services.period_archive(
-            game=game, period="daily", period_id=DAY, progress=lambda done, total: seen.append((done, total))
+            board=game.leaderboards.first(),
+            period="daily",
+            period_id=DAY,
+            progress=lambda done, total: seen.append((done, total)),
         )
 
     assert seen == [(5000, 12_000), (10_000, 12_000), (12_000, 12_000)]
@@ -82,35 +85,37 @@ def test_it_ends_with_identical_rows_when_re_run_after_a_crash(game):
     key = board_key(game, "daily", DAY)
 
     with pytest.raises(Crash), clock_at(CLOSED):
-        services.period_archive(game=game, period="daily", period_id=DAY, chunk_size=4, after_chunk=crash_after_first)
+        services.period_archive(
+            board=game.leaderboards.first(), period="daily", period_id=DAY, chunk_size=4, after_chunk=crash_after_first
+        )
 
     archived = ArchivedPeriod.objects.get()
     assert (archived.status, ArchivedStanding.objects.count()) == ("archiving", 4)
     assert pttl(key) == -1  # never left to expire unarchived
-    assert zscores(keys.boards_index("tetris"))[key] == float("inf")
+    assert zscores(keys.boards_index("tetris.main"))[key] == float("inf")
 
     with clock_at(CLOSED):
-        archived = services.period_archive(game=game, period="daily", period_id=DAY, chunk_size=4)
+        archived = services.period_archive(board=game.leaderboards.first(), period="daily", period_id=DAY, chunk_size=4)
 
     assert (archived.status, archived.total) == ("complete", 10)
     assert archived_rows(archived) == before
     assert ArchivedStanding.objects.count() == 10
     retention_ms = settings.PERIOD_RETENTION_SECS * 1000
     assert 0 < pttl(key) <= retention_ms
-    assert zscores(keys.boards_index("tetris"))[key] == ms(CLOSED) + retention_ms
+    assert zscores(keys.boards_index("tetris.main"))[key] == ms(CLOSED) + retention_ms
 
 
 def test_it_leaves_a_complete_archive_as_it_is(game):
     submit_all(game, [("a", 5, "Ada"), ("b", 3, None)], DURING)
     with clock_at(CLOSED):
-        first = services.period_archive(game=game, period="daily", period_id=DAY)
+        first = services.period_archive(board=game.leaderboards.first(), period="daily", period_id=DAY)
     rows = archived_rows(first)
     runs = set(ArchivedStanding.objects.values_list("run", flat=True))
     # A crash between completion and the expiry: the re-run only applies the expiry.
     run_sync(lambda: get_redis().persist(board_key(game, "daily", DAY)))
 
     with clock_at(at("2026-11-21T09:00:00+00:00")):
-        again = services.period_archive(game=game, period="daily", period_id=DAY)
+        again = services.period_archive(board=game.leaderboards.first(), period="daily", period_id=DAY)
 
     assert (again.pk, again.archived_at, archived_rows(again)) == (first.pk, CLOSED, rows)
     assert set(ArchivedStanding.objects.values_list("run", flat=True)) == runs
@@ -120,11 +125,11 @@ def test_it_leaves_a_complete_archive_as_it_is(game):
 def test_it_snapshots_an_open_period_and_the_close_job_archives_the_final_state_over_it(game):
     submit_all(game, [("a", 5, "Ada"), ("b", 3, None), ("c", 9, "Cy")], DURING)
     with pytest.raises(ServiceError) as refused, clock_at(DURING):
-        services.period_archive(game=game, period="daily", period_id=DAY)
+        services.period_archive(board=game.leaderboards.first(), period="daily", period_id=DAY)
     assert (refused.value.status, refused.value.code) == (409, "period_open")
 
     with clock_at(DURING):
-        snapshot = services.period_archive(game=game, period="daily", period_id=DAY, force=True)
+        snapshot = services.period_archive(board=game.leaderboards.first(), period="daily", period_id=DAY, force=True)
 
     assert (snapshot.status, snapshot.total) == ("snapshot", 3)
     assert pttl(board_key(game, "daily", DAY)) == -1
@@ -147,10 +152,10 @@ def test_it_archives_a_board_emptied_by_hiding_as_an_empty_period(game):
     submit_all(game, [("a", 5, None)], DURING)
     with clock_at(DURING):
         game_services.player_set_hidden(game=game, player_id="a", hidden=True)
-    stash = keys.hidden_stash("tetris", board_key(game, "daily", DAY))
+    stash = keys.hidden_stash(board_key(game, "daily", DAY))
 
     with clock_at(CLOSED):
-        archived = services.period_archive(game=game, period="daily", period_id=DAY)
+        archived = services.period_archive(board=game.leaderboards.first(), period="daily", period_id=DAY)
 
     assert (archived.status, archived.total) == ("complete", 0)
     assert pttl(stash) > 0  # the stash expires with the board
@@ -165,7 +170,7 @@ def test_it_refuses_what_it_cannot_archive_and_changes_nothing(game):
     ]
     for period, period_id, status, code in cases:
         with pytest.raises(ServiceError) as refused, clock_at(CLOSED):
-            services.period_archive(game=game, period=period, period_id=period_id)
+            services.period_archive(board=game.leaderboards.first(), period=period, period_id=period_id)
         assert (refused.value.status, refused.value.code) == (status, code), period_id
     assert not ArchivedPeriod.objects.exists()
 
@@ -177,18 +182,18 @@ def test_it_refuses_a_second_run_while_one_holds_the_period(game):
     def meanwhile(index: int) -> None:
         try:
             with clock_at(CLOSED):
-                services.period_archive(game=game, period="daily", period_id=DAY)
+                services.period_archive(board=game.leaderboards.first(), period="daily", period_id=DAY)
         except ServiceError as error:
             refusals.append(error)
 
     with clock_at(CLOSED):
         archived = services.period_archive(
-            game=game, period="daily", period_id=DAY, chunk_size=1, after_chunk=meanwhile
+            board=game.leaderboards.first(), period="daily", period_id=DAY, chunk_size=1, after_chunk=meanwhile
         )
 
     assert [e.code for e in refusals] == ["archive_busy", "archive_busy"]
     assert (archived.status, archived.total) == ("complete", 2)
-    assert not run_sync(lambda: get_redis().exists(keys.archive_lock("tetris", "daily", DAY)))
+    assert not run_sync(lambda: get_redis().exists(keys.archive_lock("tetris.main", "daily", DAY)))
 
 
 def test_it_notices_a_board_that_changed_under_the_read_and_archives_it_next_time(game):
@@ -200,12 +205,14 @@ def test_it_notices_a_board_that_changed_under_the_read_and_archives_it_next_tim
                 game_services.player_set_hidden(game=game, player_id="a", hidden=True)
 
     with pytest.raises(ServiceError) as changed, clock_at(CLOSED):
-        services.period_archive(game=game, period="daily", period_id=DAY, chunk_size=2, after_chunk=hide_a)
+        services.period_archive(
+            board=game.leaderboards.first(), period="daily", period_id=DAY, chunk_size=2, after_chunk=hide_a
+        )
     assert changed.value.code == "board_changed"
     assert pttl(board_key(game, "daily", DAY)) == -1
 
     with clock_at(CLOSED):
-        archived = services.period_archive(game=game, period="daily", period_id=DAY, chunk_size=2)
+        archived = services.period_archive(board=game.leaderboards.first(), period="daily", period_id=DAY, chunk_size=2)
     assert [r[1] for r in archived_rows(archived)] == ["b", "c", "d"]
 
 
@@ -224,14 +231,14 @@ def test_the_command_archives_with_a_progress_bar_and_is_idempotent(game, clock)
 
     out, err = command("tetris", "daily", DAY, "--chunk-size", "3")
 
-    assert out == f"Archived tetris daily {DAY}: 10 standings.\n"
+    assert out == f"Archived tetris/main daily {DAY}: 10 standings.\n"
     lines = err.splitlines()
-    assert lines[0].startswith(f"tetris daily {DAY} [") and lines[0].endswith("] 3/10 (30%)")
+    assert lines[0].startswith(f"tetris/main daily {DAY} [") and lines[0].endswith("] 3/10 (30%)")
     assert lines[-1].endswith("] 10/10 (100%)") and len(lines) == 4
     assert archived_rows(ArchivedPeriod.objects.get())[0] == (1, "p9", "p9", 9)
 
     out, err = command("tetris", "daily", DAY)
-    assert (out, err) == (f"tetris daily {DAY} was already archived (10 standings); nothing to do.\n", "")
+    assert (out, err) == (f"tetris/main daily {DAY} was already archived (10 standings); nothing to do.\n", "")
 
 
 def test_the_command_snapshots_an_open_period_only_when_forced(game):
@@ -242,7 +249,7 @@ def test_the_command_snapshots_an_open_period_only_when_forced(game):
 
     out, _ = command("tetris", "daily", today, "--force")
 
-    assert out.startswith(f"Snapshot of tetris daily {today}: 1 standing; the period is still open")
+    assert out.startswith(f"Snapshot of tetris/main daily {today}: 1 standing; the period is still open")
     assert ArchivedPeriod.objects.get().status == "snapshot"
 
 
@@ -250,7 +257,7 @@ def test_the_command_snapshots_an_open_period_only_when_forced(game):
     ("args", "message"),
     [
         (("nope", "daily", DAY), "No game 'nope'."),
-        (("tetris", "yearly", "2026"), "Unknown period 'yearly'; use one of daily, weekly, monthly."),
+        (("tetris", "yearly", "2026"), "Unknown window 'yearly'; use one of daily, weekly, monthly, all-time, custom."),
         (("tetris", "all-time", "all-time"), "The all-time board never ends, so it is never archived."),
         (("tetris", "weekly", "2026-W60"), "'2026-W60' is not a weekly period id."),
         (("tetris", "daily", "2026-11-19"), "No daily board 2026-11-19 is in Redis and it was never archived"),

@@ -34,9 +34,10 @@ async def archive_period(
     game: Game, period: str, period_id: str, now: dt.datetime | None = None, **options: Any
 ) -> ArchivedPeriod:
     """Archive a period the way its close job does, at ``now`` (options: force, chunk_size, after_chunk)."""
+    board = await game.leaderboards.afirst()
     with clock_at(now):
         return await sync_to_async(archive_services.period_archive)(
-            game=game, period=period, period_id=period_id, **options
+            board=board, period=period, period_id=period_id, **options
         )
 
 
@@ -60,7 +61,9 @@ async def fill(game: Game, at: dt.datetime, scores: dict[str, int], names: dict[
     for player_id, score in scores.items():
         name = (names or {}).get(player_id)
         with clock_at(at):
-            await services.score_submit(game=game_config, player_id=player_id, score=score, display_name=name)
+            await services.score_submit(
+                game=game_config, board=game_config.boards[0], player_id=player_id, score=score, display_name=name
+            )
 
 
 def tied_scores(count: int, *, negative: bool = False) -> dict[str, int]:
@@ -72,7 +75,7 @@ def tied_scores(count: int, *, negative: bool = False) -> dict[str, int]:
 
 def read_paths(slug: str, period: str, period_id: str, player_ids: list[str]) -> list[str]:
     """Every named-period read worth comparing: pages, standings, windows, friends."""
-    base = f"/api/v1/games/{slug}/leaderboards/{period}/{period_id}"
+    base = f"/api/v1/games/{slug}/leaderboards/main/{period}/{period_id}"
     paths = [f"{base}?offset={o}&limit={n}" for o, n in [(0, 50), (50, 50), (100, 50), (7, 13), (0, 1), (141, 5)]]
     paths += [f"{base}?offset=1000&limit=10", base]
     ordered = sorted(player_ids)
@@ -109,7 +112,7 @@ async def test_it_answers_archived_reads_byte_for_byte_like_the_live_board(make_
     ids = {kind: periods.current(kind, game.timezone, at).id for kind in kinds}
     paths = [path for kind in kinds for path in read_paths("tetris", kind, ids[kind], list(scores))]
     live = await read_all(aclient, paths)
-    assert live[f"/api/v1/games/tetris/leaderboards/daily/{ids['daily']}"][0] == 200
+    assert live[f"/api/v1/games/tetris/leaderboards/main/daily/{ids['daily']}"][0] == 200
     assert {status for status, _ in live.values()} == {200, 404}
 
     for kind in kinds:
@@ -133,7 +136,7 @@ async def test_it_keeps_ties_in_player_id_byte_order_across_pages(make_game, acl
 
     seen = []
     for offset in range(0, len(ODD_IDS), 3):
-        response = await aclient.get(f"/api/v1/games/tetris/leaderboards/daily/{day}?offset={offset}&limit=3")
+        response = await aclient.get(f"/api/v1/games/tetris/leaderboards/main/daily/{day}?offset={offset}&limit=3")
         seen += [(e["rank"], e["player_id"]) for e in response.json()["entries"]]
 
     assert seen == [(1, p) for p in sorted(ODD_IDS, key=str.encode)]
@@ -147,7 +150,7 @@ async def test_it_reads_the_percentile_over_ties_like_live(make_game, aclient):
     await archive_period(game, "daily", day)
     await get_redis().flushdb()
 
-    response = await aclient.get(f"/api/v1/games/tetris/leaderboards/daily/{day}/players/c")
+    response = await aclient.get(f"/api/v1/games/tetris/leaderboards/main/daily/{day}/players/c")
 
     assert response.json() == {
         "player_id": "c",
@@ -156,6 +159,7 @@ async def test_it_reads_the_percentile_over_ties_like_live(make_game, aclient):
         "score": 7,
         "total": 5,
         "percentile": 20.0,
+        "metadata": None,
     }
 
 
@@ -166,9 +170,9 @@ async def test_it_prefers_the_archive_to_a_board_still_kept_in_redis(make_game, 
     day = periods.current("daily", "UTC", at).id
     await archive_period(game, "daily", day)
     # A late change to the kept Redis board (as a hide would make) does not rewrite the record.
-    await get_redis().zadd(f"lb:{{tetris}}:daily:{day}", {"carol": -100})
+    await get_redis().zadd(f"lb:{{tetris.main}}:daily:{day}", {"carol": -100})
 
-    response = await aclient.get(f"/api/v1/games/tetris/leaderboards/daily/{day}")
+    response = await aclient.get(f"/api/v1/games/tetris/leaderboards/main/daily/{day}")
 
     assert [e["player_id"] for e in response.json()["entries"]] == ["alice", "bob"]
     assert response.json()["total"] == 2
@@ -187,13 +191,13 @@ async def test_it_does_not_serve_an_archive_that_is_not_complete(make_game, acli
         with clock_at(at):
             archived = await archive_period(game, "daily", day, force=True)
     assert archived.status == status
-    await get_redis().zadd(f"lb:{{tetris}}:daily:{day}", {"bob": -20})
+    await get_redis().zadd(f"lb:{{tetris.main}}:daily:{day}", {"bob": -20})
 
-    kept = await aclient.get(f"/api/v1/games/tetris/leaderboards/daily/{day}")
+    kept = await aclient.get(f"/api/v1/games/tetris/leaderboards/main/daily/{day}")
     assert [e["player_id"] for e in kept.json()["entries"]] == ["bob", "alice", "carol"]
 
     await get_redis().flushdb()
-    gone = await aclient.get(f"/api/v1/games/tetris/leaderboards/daily/{day}")
+    gone = await aclient.get(f"/api/v1/games/tetris/leaderboards/main/daily/{day}")
     assert gone.status_code == 404
     assert gone.json()["error"]["code"] == "period_not_found"
 
@@ -207,7 +211,7 @@ async def test_it_reads_the_current_period_live_even_when_archived(make_game, ac
         await archive_period(game, "daily", today)
     await fill(game, clock_now(), {"bob": 20})
 
-    response = await aclient.get(f"/api/v1/games/tetris/leaderboards/daily/{today}")
+    response = await aclient.get(f"/api/v1/games/tetris/leaderboards/main/daily/{today}")
 
     assert [e["player_id"] for e in response.json()["entries"]] == ["bob", "alice"]
 
@@ -220,7 +224,7 @@ async def test_it_does_not_serve_another_games_archive(make_game, aclient):
     day = periods.current("daily", "UTC", at).id
     await archive_period(tetris, "daily", day)
 
-    response = await aclient.get(f"/api/v1/games/snake/leaderboards/daily/{day}")
+    response = await aclient.get(f"/api/v1/games/snake/leaderboards/main/daily/{day}")
 
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "period_not_found"
@@ -248,7 +252,7 @@ async def test_it_lists_archived_periods_newest_first(make_game, aclient):
     await fill(game, month.starts_at, {"m": 1})
     await archive_period(game, "monthly", month.id)
 
-    response = await aclient.get("/api/v1/games/tetris/periods")
+    response = await aclient.get("/api/v1/games/tetris/leaderboards/main/periods")
 
     assert response.status_code == 200
     body = response.json()
@@ -261,7 +265,7 @@ async def test_it_lists_archived_periods_newest_first(make_game, aclient):
     ]
     first = body["periods"][0]
     expected = periods.parse("daily", days[1], "UTC")
-    assert set(first) == {"period", "period_id", "starts_at", "ends_at", "total", "archived_at"}
+    assert set(first) == {"leaderboard", "period", "period_id", "starts_at", "ends_at", "total", "archived_at"}
     assert first["starts_at"] == iso(expected.starts_at)
     assert first["ends_at"] == iso(expected.ends_at)
     assert first["total"] == 2
@@ -277,7 +281,7 @@ async def test_it_lists_the_shorter_period_first_when_two_end_together(make_game
     await archive_period(game, "monthly", month.id)
     await archive_period(game, "daily", periods.current("daily", "UTC", last_day).id)
 
-    response = await aclient.get("/api/v1/games/tetris/periods")
+    response = await aclient.get("/api/v1/games/tetris/leaderboards/main/periods")
 
     assert [p["period"] for p in response.json()["periods"]] == ["daily", "monthly"]
 
@@ -287,10 +291,10 @@ async def test_it_pages_and_filters_archived_periods(make_game, aclient):
     days = await archive_days(game, [1, 2, 3, 4, 5])
     weeks = await archive_days(game, [14, 21], kind="weekly")
 
-    page = (await aclient.get("/api/v1/games/tetris/periods?period=daily&offset=1&limit=2")).json()
-    past_end = (await aclient.get("/api/v1/games/tetris/periods?period=daily&offset=5")).json()
-    weekly = (await aclient.get("/api/v1/games/tetris/periods?period=weekly")).json()
-    monthly = (await aclient.get("/api/v1/games/tetris/periods?period=monthly")).json()
+    page = (await aclient.get("/api/v1/games/tetris/leaderboards/main/periods?period=daily&offset=1&limit=2")).json()
+    past_end = (await aclient.get("/api/v1/games/tetris/leaderboards/main/periods?period=daily&offset=5")).json()
+    weekly = (await aclient.get("/api/v1/games/tetris/leaderboards/main/periods?period=weekly")).json()
+    monthly = (await aclient.get("/api/v1/games/tetris/leaderboards/main/periods?period=monthly")).json()
 
     assert page["total"] == 5
     assert [p["period_id"] for p in page["periods"]] == days[1:3]
@@ -309,7 +313,7 @@ async def test_it_lists_only_complete_archives_of_this_game(make_game, aclient):
         await archive_period(tetris, "daily", periods.current("daily", "UTC", at).id, force=True)
     await archive_period(snake, "daily", periods.current("daily", "UTC", at).id)
 
-    response = await aclient.get("/api/v1/games/tetris/periods")
+    response = await aclient.get("/api/v1/games/tetris/leaderboards/main/periods")
 
     assert response.json() == {"total": 0, "periods": []}
 
@@ -318,7 +322,7 @@ async def test_it_lists_only_complete_archives_of_this_game(make_game, aclient):
     ("query", "field"),
     [
         ("period=yearly", "period"),
-        ("period=all-time", "period"),
+        ("period=hourly", "period"),
         ("period=", "period"),
         ("offset=-1", "offset"),
         ("offset=x", "offset"),
@@ -329,7 +333,7 @@ async def test_it_lists_only_complete_archives_of_this_game(make_game, aclient):
 async def test_it_rejects_bad_period_list_parameters(make_game, aclient, query, field):
     await new_game(make_game)
 
-    response = await aclient.get(f"/api/v1/games/tetris/periods?{query}")
+    response = await aclient.get(f"/api/v1/games/tetris/leaderboards/main/periods?{query}")
 
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "invalid"
@@ -337,25 +341,25 @@ async def test_it_rejects_bad_period_list_parameters(make_game, aclient, query, 
 
 
 async def test_it_answers_404_for_the_periods_of_an_unknown_game(aclient):
-    response = await aclient.get("/api/v1/games/nope/periods")
+    response = await aclient.get("/api/v1/games/nope/leaderboards/main/periods")
 
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "game_not_found"
 
 
-async def test_it_keeps_the_current_periods_endpoint(make_game, aclient):
+async def test_it_lists_each_windows_current_period_with_the_board(make_game, aclient):
     await new_game(make_game)
 
-    response = await aclient.get("/api/v1/games/tetris/periods/current")
+    response = await aclient.get("/api/v1/games/tetris/leaderboards/main")
 
     assert response.status_code == 200
-    assert [p["period"] for p in response.json()] == ["daily", "weekly", "monthly", "all-time"]
+    assert [p["period"] for p in response.json()["windows"]] == ["daily", "weekly", "monthly", "all-time"]
 
 
 async def test_it_documents_the_periods_endpoint(aclient):
     schema = (await aclient.get("/api/v1/openapi.json")).json()
 
-    operation = schema["paths"]["/api/v1/games/{game}/periods"]["get"]
+    operation = schema["paths"]["/api/v1/games/{game}/leaderboards/{board}/periods"]["get"]
     assert operation["summary"] == "Archived periods"
     assert set(operation["responses"]) == {"200", "404", "422"}
     assert "ArchivedPeriodsOut" in operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]

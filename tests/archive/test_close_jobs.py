@@ -39,19 +39,19 @@ def game(make_game):
 
 
 def due_jobs() -> dict[str, float]:
-    return zscores(keys.close_jobs("tetris"))
+    return zscores(keys.close_jobs("tetris.main"))
 
 
 def claim(now: dt.datetime, limit: int = 10) -> list[services.ClaimedJob]:
     with clock_at(now):
-        return run_sync(lambda: services.close_jobs_claim(slug="tetris", limit=limit))
+        return run_sync(lambda: services.close_jobs_claim(ref="tetris.main", limit=limit))
 
 
 def lose_board(game) -> str:
     """Simulate a board lost with Redis data (kept aside under another name to restore it)."""
     key = board_key(game, "daily", DAY)
     run_sync(lambda: get_redis().rename(key, "test:lost-board"))
-    run_sync(lambda: get_redis().zrem(keys.boards_index("tetris"), key))
+    run_sync(lambda: get_redis().zrem(keys.boards_index("tetris.main"), key))
     return key
 
 
@@ -79,7 +79,7 @@ def test_it_claims_a_job_only_once_it_is_due(game):
         ms(DUE) + services.CLOSE_JOB_VISIBILITY_SECS * 1000,
     )
     assert JOB not in due_jobs()
-    assert zscores(keys.close_claims("tetris")) == {JOB: claimed.token}
+    assert zscores(keys.close_claims("tetris.main")) == {JOB: claimed.token}
 
 
 def test_it_hands_each_job_to_one_of_two_claims_made_at_once(game):
@@ -92,8 +92,8 @@ def test_it_hands_each_job_to_one_of_two_claims_made_at_once(game):
     async def both() -> list[list[services.ClaimedJob]]:
         with clock_at(now):
             return await asyncio.gather(
-                services.close_jobs_claim(slug="tetris", limit=15),
-                services.close_jobs_claim(slug="tetris", limit=15),
+                services.close_jobs_claim(ref="tetris.main", limit=15),
+                services.close_jobs_claim(ref="tetris.main", limit=15),
             )
 
     first, second = run_sync(both)
@@ -127,7 +127,7 @@ def test_it_archives_once_when_two_workers_run_at_once(game, clock):
     assert archived_rows(archived) == expected
     assert ArchivedStanding.objects.count() == 50
     assert due_jobs().keys() == {"weekly:2026-W47", "monthly:2026-11"}
-    assert zscores(keys.close_claims("tetris")) == {}
+    assert zscores(keys.close_claims("tetris.main")) == {}
 
 
 def test_it_reaps_an_expired_claim_and_then_archives_the_job(game):
@@ -144,8 +144,8 @@ def test_it_reaps_an_expired_claim_and_then_archives_the_job(game):
 
     assert ArchivedPeriod.objects.get().status == "complete"
     assert not run_sync(lambda: close_jobs._ack("tetris", JOB, claimed.token))
-    assert run_sync(lambda: get_redis().hgetall(keys.close_attempts("tetris"))) == {}
-    assert zscores(keys.close_claims("tetris")) == {}
+    assert run_sync(lambda: get_redis().hgetall(keys.close_attempts("tetris.main"))) == {}
+    assert zscores(keys.close_claims("tetris.main")) == {}
 
 
 def test_it_dead_letters_a_job_whose_claims_keep_expiring(game):
@@ -156,10 +156,10 @@ def test_it_dead_letters_a_job_whose_claims_keep_expiring(game):
         assert [c.job for c in claim(now)] == [JOB]
         now += visibility
         with clock_at(now):
-            run_sync(lambda: services.close_jobs_reap(slug="tetris"))
+            run_sync(lambda: services.close_jobs_reap(ref="tetris.main"))
 
-    assert zscores(keys.close_dead("tetris")) == {JOB: ms(now)}
-    [dead] = services.close_jobs_dead(game=game)
+    assert zscores(keys.close_dead("tetris.main")) == {JOB: ms(now)}
+    [dead] = services.close_jobs_dead(board=game.leaderboards.first())
     assert (dead.attempts, dead.error) == (5, "its claim expired: the worker died or hung")
 
 
@@ -172,29 +172,31 @@ def test_it_retries_with_exponential_backoff_then_dead_letters_and_admin_retries
             assert services.close_jobs_run() == 0
         retry_at = now + dt.timedelta(seconds=backoff_secs)
         assert due_jobs()[JOB] == ms(retry_at)
-        assert run_sync(lambda: get_redis().hget(keys.close_attempts("tetris"), JOB)) == str(attempt)
+        assert run_sync(lambda: get_redis().hget(keys.close_attempts("tetris.main"), JOB)) == str(attempt)
         with clock_at(retry_at - dt.timedelta(milliseconds=1)):
             assert services.close_jobs_run() == 0  # not before
         now = retry_at
     with clock_at(now):
         assert services.close_jobs_run() == 0
 
-    assert JOB not in due_jobs() and zscores(keys.close_dead("tetris")) == {JOB: ms(now)}
+    assert JOB not in due_jobs() and zscores(keys.close_dead("tetris.main")) == {JOB: ms(now)}
     assert not ArchivedPeriod.objects.exists()  # the missing board wrote nothing
     page = admin_client.get(reverse("admin:archive_close_jobs")).content.decode()
     assert JOB in page and "No daily board 2026-11-20 is in Redis" in page and "1 dead" in page
 
     run_sync(lambda: get_redis().rename("test:lost-board", key))  # Redis data restored
     clock.set(now)
-    response = admin_client.post(reverse("admin:archive_close_jobs"), {"game": game.pk, "job": JOB}, follow=True)
-    assert f"Close job {JOB} of tetris is due again" in response.content.decode()
-    assert JOB in due_jobs() and zscores(keys.close_dead("tetris")) == {}
+    response = admin_client.post(
+        reverse("admin:archive_close_jobs"), {"board": game.leaderboards.get().pk, "job": JOB}, follow=True
+    )
+    assert f"Close job {JOB} of tetris/main is due again" in response.content.decode()
+    assert JOB in due_jobs() and zscores(keys.close_dead("tetris.main")) == {}
 
     # Due at once.
     with clock_at(now + SECOND):
         assert services.close_jobs_run() == 1
     assert archived_rows(ArchivedPeriod.objects.get(period="daily")) == [(1, "a", "Ada", 7)]
-    assert run_sync(lambda: get_redis().hgetall(keys.close_errors("tetris"))) == {}
+    assert run_sync(lambda: get_redis().hgetall(keys.close_errors("tetris.main"))) == {}
 
 
 def test_the_admin_lists_archives_and_their_standings_read_only(game, admin_client):
@@ -217,10 +219,12 @@ def test_the_admin_lists_archives_and_their_standings_read_only(game, admin_clie
 
 
 def test_the_admin_explains_a_retry_of_a_job_that_is_not_dead(game, admin_client):
-    response = admin_client.post(reverse("admin:archive_close_jobs"), {"game": game.pk, "job": JOB}, follow=True)
-    assert "No dead close job daily:2026-11-20 in tetris: nothing to retry." in response.content.decode()
-    response = admin_client.post(reverse("admin:archive_close_jobs"), {"game": "x", "job": JOB}, follow=True)
-    assert "No such game." in response.content.decode()
+    response = admin_client.post(
+        reverse("admin:archive_close_jobs"), {"board": game.leaderboards.get().pk, "job": JOB}, follow=True
+    )
+    assert "No dead close job daily:2026-11-20 in tetris.main: nothing to retry." in response.content.decode()
+    response = admin_client.post(reverse("admin:archive_close_jobs"), {"board": "x", "job": JOB}, follow=True)
+    assert "No such leaderboard." in response.content.decode()
 
 
 def test_the_admin_shows_redis_being_down_as_a_message(game, admin_client, monkeypatch):
@@ -229,7 +233,9 @@ def test_the_admin_shows_redis_being_down_as_a_message(game, admin_client, monke
     run_sync(site_redis.close_redis)
     try:
         page = admin_client.get(reverse("admin:archive_close_jobs"))
-        retried = admin_client.post(reverse("admin:archive_close_jobs"), {"game": game.pk, "job": JOB}, follow=True)
+        retried = admin_client.post(
+            reverse("admin:archive_close_jobs"), {"board": game.leaderboards.get().pk, "job": JOB}, follow=True
+        )
     finally:
         run_sync(site_redis.close_redis)
     assert page.status_code == 200
@@ -244,7 +250,7 @@ def test_catch_up_schedules_boards_without_a_job_and_ignores_complete_archives(g
         assert services.close_jobs_run() == 1  # the 19th is archived
     expected = due_jobs()
     assert expected.keys() == {JOB, "weekly:2026-W47", "monthly:2026-11"}
-    run_sync(lambda: get_redis().delete(keys.close_jobs("tetris")))  # a restore without the job ZSETs
+    run_sync(lambda: get_redis().delete(keys.close_jobs("tetris.main")))  # a restore without the job ZSETs
 
     with clock_at(DUE):
         assert services.close_jobs_catch_up() == 3
@@ -254,8 +260,8 @@ def test_catch_up_schedules_boards_without_a_job_and_ignores_complete_archives(g
 
     # Claimed and dead jobs are left where they are.
     assert [c.job for c in claim(DUE, limit=1)] == [JOB]
-    run_sync(lambda: get_redis().zadd(keys.close_dead("tetris"), {"weekly:2026-W47": 1}))
-    run_sync(lambda: get_redis().zrem(keys.close_jobs("tetris"), "weekly:2026-W47"))
+    run_sync(lambda: get_redis().zadd(keys.close_dead("tetris.main"), {"weekly:2026-W47": 1}))
+    run_sync(lambda: get_redis().zrem(keys.close_jobs("tetris.main"), "weekly:2026-W47"))
     with clock_at(DUE):
         assert services.close_jobs_catch_up() == 0
     assert due_jobs().keys() == {"monthly:2026-11"}
@@ -263,7 +269,7 @@ def test_catch_up_schedules_boards_without_a_job_and_ignores_complete_archives(g
 
 def test_catch_up_finds_boards_by_scanning_when_the_index_is_gone_too(game):
     submit_all(game, [("a", 1, None)], DURING)
-    run_sync(lambda: get_redis().delete(keys.close_jobs("tetris"), keys.boards_index("tetris")))
+    run_sync(lambda: get_redis().delete(keys.close_jobs("tetris.main"), keys.boards_index("tetris.main")))
 
     with clock_at(DUE):
         assert services.close_jobs_catch_up() == 3
@@ -278,7 +284,7 @@ def test_catch_up_reschedules_a_complete_archive_whose_board_never_got_its_expir
         services.close_jobs_run()
     key = board_key(game, "daily", DAY)
     run_sync(lambda: get_redis().persist(key))  # the process died between completion and the expiry
-    run_sync(lambda: get_redis().zadd(keys.boards_index("tetris"), {key: "+inf"}))
+    run_sync(lambda: get_redis().zadd(keys.boards_index("tetris.main"), {key: "+inf"}))
 
     with clock_at(DUE):
         assert services.close_jobs_catch_up() == 1
@@ -296,7 +302,7 @@ def test_it_sets_the_expiry_only_once_the_archive_is_complete(game):
 
     with clock_at(DUE):
         services.period_archive(
-            game=game,
+            board=game.leaderboards.first(),
             period="daily",
             period_id=DAY,
             chunk_size=1,
@@ -313,11 +319,11 @@ def test_the_close_jobs_page_lets_only_those_allowed_to_change_archives_retry(ga
     client.force_login(staff)
     assert client.get(reverse("admin:archive_close_jobs")).status_code == 403
     staff.user_permissions.add(Permission.objects.get(codename="view_archivedperiod"))
-    run_sync(lambda: get_redis().zadd(keys.close_dead("tetris"), {JOB: ms(DUE)}))
+    run_sync(lambda: get_redis().zadd(keys.close_dead("tetris.main"), {JOB: ms(DUE)}))
 
     page = client.get(reverse("admin:archive_close_jobs"))
-    retried = client.post(reverse("admin:archive_close_jobs"), {"game": game.pk, "job": JOB})
+    retried = client.post(reverse("admin:archive_close_jobs"), {"board": game.leaderboards.get().pk, "job": JOB})
 
     assert page.status_code == 200 and JOB in page.content.decode() and 'value="Retry"' not in page.content.decode()
     assert retried.status_code == 403
-    assert zscores(keys.close_dead("tetris")) == {JOB: ms(DUE)}
+    assert zscores(keys.close_dead("tetris.main")) == {JOB: ms(DUE)}

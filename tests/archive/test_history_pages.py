@@ -107,7 +107,8 @@ async def test_it_shows_an_empty_history(make_game, aclient):
     [
         ("/games/nope/history/", "There is no game “nope”."),
         ("/games/tetris/history/?period=yearly", "Tetris has no “yearly” history"),
-        ("/games/tetris/history/?period=all-time", "Tetris has no “all-time” history"),
+        ("/games/tetris/history/?period=season", "Tetris has no “season” history"),
+        ("/games/tetris/history/?board=nope", "Tetris has no leaderboard “nope”"),
     ],
 )
 async def test_it_answers_an_unknown_history_with_a_404_page(make_game, aclient, path, message):

@@ -31,7 +31,9 @@ def config_of(game: Game) -> GameConfig:
 def submit(game: Game, player_id: str, score: int, name: str | None = None, **kwargs: object) -> services.Submitted:
     config = config_of(game)
     return run_sync(
-        lambda: services.score_submit(game=config, player_id=player_id, score=score, display_name=name, **kwargs)
+        lambda: services.score_submit(
+            game=config, board=config.boards[0], player_id=player_id, score=score, display_name=name, **kwargs
+        )
     )
 
 
@@ -42,7 +44,7 @@ def submit_many(game: Game, items: list[services.Submission], now: dt.datetime =
 
 
 def stream(slug: str = "tetris") -> list[tuple[str, dict[str, str]]]:
-    return run_sync(lambda: get_redis().xrange(keys.ledger(slug)))
+    return run_sync(lambda: get_redis().xrange(keys.ledger(keys.board_ref(slug, "main"))))
 
 
 def rows(slug: str = "tetris") -> list[tuple]:
@@ -69,12 +71,18 @@ def expected(entries: list[tuple[str, dict[str, str]]]) -> list[tuple]:
 
 
 def pending(slug: str = "tetris") -> int:
-    return run_sync(lambda: get_redis().xpending(keys.ledger(slug), ledger.LEDGER_GROUP))["pending"]
+    return run_sync(lambda: get_redis().xpending(keys.ledger(keys.board_ref(slug, "main")), ledger.LEDGER_GROUP))[
+        "pending"
+    ]
 
 
 def read_without_ack(consumer: str, slug: str = "tetris") -> list:
     """What a drain that crashed before its XACK left behind: entries delivered to ``consumer``, unacknowledged."""
-    reply = run_sync(lambda: get_redis().xreadgroup(ledger.LEDGER_GROUP, consumer, {keys.ledger(slug): ">"}, count=100))
+    reply = run_sync(
+        lambda: get_redis().xreadgroup(
+            ledger.LEDGER_GROUP, consumer, {keys.ledger(keys.board_ref(slug, "main")): ">"}, count=100
+        )
+    )
     return reply[0][1] if reply else []
 
 
@@ -96,7 +104,11 @@ def test_it_copies_every_applied_submission_in_stream_order(make_game):
             submit(game, "b", -3)
         submit_many(
             game,
-            [services.Submission("c", 7, "Cy"), services.Submission("a", 2), services.Submission("a", 9, "")],
+            [
+                services.Submission("c", 7, "Cy", leaderboard="main"),
+                services.Submission("a", 2, leaderboard="main"),
+                services.Submission("a", 9, "", leaderboard="main"),
+            ],
             now=NOW + dt.timedelta(seconds=2),
         )
     appended = {slug: stream(slug) for slug in games}
@@ -130,7 +142,7 @@ def test_it_stores_nothing_twice(game):
 
 
 def test_it_drains_in_batches_until_a_short_one(game):
-    submit_many(game, [services.Submission(f"p{i}", 1) for i in range(25)])
+    submit_many(game, [services.Submission(f"p{i}", 1, leaderboard="main") for i in range(25)])
     appended = stream()
     assert ledger.ledger_drain(batch_size=10) == 25
     assert rows() == expected(appended)
@@ -157,7 +169,9 @@ def test_it_stores_once_when_the_crash_came_after_the_insert(game):
     entries = read_without_ack("worker-1")
     appended = stream()
     # The rows were inserted, then the process died before its XACK.
-    ScoreEvent.objects.bulk_create([ledger.event_row(game.pk, event_id, fields) for event_id, fields in entries])
+    ScoreEvent.objects.bulk_create(
+        [ledger.event_row(game.pk, game.leaderboards.get().pk, event_id, fields) for event_id, fields in entries]
+    )
     assert ledger.ledger_drain(consumer="worker-1") == 3  # handled again...
     assert ScoreEvent.objects.count() == 3  # ...and stored once
     assert rows() == expected(appended)
@@ -181,7 +195,7 @@ def test_it_takes_over_what_a_dead_consumer_held(game):
 
 def test_it_takes_over_a_dead_consumers_backlog_a_batch_at_a_time(game):
     ledger.ledger_drain(consumer="dead")
-    submit_many(game, [services.Submission(f"p{i}", 1) for i in range(25)])
+    submit_many(game, [services.Submission(f"p{i}", 1, leaderboard="main") for i in range(25)])
     assert len(read_without_ack("dead")) == 25
     appended = stream()
     assert ledger.ledger_drain(consumer="alive", batch_size=10, claim_min_idle_ms=0) == 25
@@ -194,7 +208,7 @@ def test_it_recreates_a_lost_stream_or_group_and_carries_on(game, loss):
     submit(game, "a", 1)
     submit(game, "b", 2)
     assert ledger.ledger_drain() == 2
-    stream_key = keys.ledger("tetris")
+    stream_key = keys.ledger("tetris.main")
     if loss == "stream deleted":
         run_sync(lambda: get_redis().delete(stream_key))
     elif loss == "group destroyed":
@@ -216,7 +230,7 @@ def test_it_recreates_a_group_lost_between_two_reads(game):
     submit(game, "a", 1)
     ledger.ledger_drain()
     submit(game, "b", 2)
-    run_sync(lambda: get_redis().delete(keys.ledger("tetris")))
+    run_sync(lambda: get_redis().delete(keys.ledger("tetris.main")))
     # The own-pending read finds no group; the drain recreates it and goes on.
     assert ledger.ledger_drain(consumer="other") == 0
     submit(game, "c", 3)
@@ -251,7 +265,7 @@ def test_it_acks_entries_trimmed_before_they_were_stored(game, caplog, reader):
     ledger.ledger_drain(consumer="worker-1")
     submit(game, "a", 1)
     read_without_ack("worker-1")
-    run_sync(lambda: get_redis().xtrim(keys.ledger("tetris"), maxlen=0))
+    run_sync(lambda: get_redis().xtrim(keys.ledger("tetris.main"), maxlen=0))
     with caplog.at_level(logging.ERROR, logger="archive.ledger"):
         # Read again by the consumer that held it, or taken over by another.
         assert ledger.ledger_drain(consumer=reader, claim_min_idle_ms=0) == 0
@@ -266,7 +280,7 @@ def test_it_drops_long_idle_consumers_holding_nothing(game, monkeypatch):
     read_without_ack("holding")
     monkeypatch.setattr(drain, "LEDGER_CONSUMER_IDLE_DROP_MS", 0)
     ledger.ledger_drain(consumer="current")
-    consumers = run_sync(lambda: get_redis().xinfo_consumers(keys.ledger("tetris"), ledger.LEDGER_GROUP))
+    consumers = run_sync(lambda: get_redis().xinfo_consumers(keys.ledger("tetris.main"), ledger.LEDGER_GROUP))
     # 'gone' held nothing; 'holding' keeps its entry until someone claims it.
     assert sorted(c["name"] for c in consumers) == ["current", "holding"]
 
@@ -276,7 +290,7 @@ def test_it_refuses_scores_rather_than_lose_them_when_the_backlog_is_full(game, 
     ledger.ledger_drain()  # the group exists, as in production
     for i in range(3):
         submit(game, f"p{i}", 1)
-    board_before = run_sync(lambda: get_redis().zrange(keys.board("tetris", "all-time", "all-time"), 0, -1))
+    board_before = run_sync(lambda: get_redis().zrange(keys.board("tetris.main", "all-time", "all-time"), 0, -1))
 
     with pytest.raises(ServiceError) as refused:
         submit(game, "late", 1)
@@ -286,7 +300,9 @@ def test_it_refuses_scores_rather_than_lose_them_when_the_backlog_is_full(game, 
         "ledger_full",
         {"Retry-After": "5"},
     )
-    assert run_sync(lambda: get_redis().zrange(keys.board("tetris", "all-time", "all-time"), 0, -1)) == board_before
+    assert (
+        run_sync(lambda: get_redis().zrange(keys.board("tetris.main", "all-time", "all-time"), 0, -1)) == board_before
+    )
     # Once the drain has stored the backlog, the stream is empty again and scores go in.
     assert ledger.ledger_drain() == 3
     assert stream() == []
@@ -313,7 +329,7 @@ def test_it_keeps_entries_read_but_not_yet_stored_when_it_trims(game):
 
 def inject(fields: dict[str, str], slug: str = "tetris") -> str:
     """An entry written straight into the stream, as no script of the product writes one."""
-    return run_sync(lambda: get_redis().xadd(keys.ledger(slug), fields))
+    return run_sync(lambda: get_redis().xadd(keys.ledger(keys.board_ref(slug, "main")), fields))
 
 
 def entry(player_id: str, value: int | str, name: str = "") -> dict[str, str]:

@@ -54,7 +54,7 @@ def boards_by_kind(slug: str) -> dict[str, dict[str, set[str]]]:
     async def scan() -> dict[str, dict[str, set[str]]]:
         client = get_redis()
         found: dict[str, dict[str, set[str]]] = defaultdict(dict)
-        async for key in client.scan_iter(match=keys.board_pattern(slug), _type="zset"):
+        async for key in client.scan_iter(match=keys.board_pattern(keys.board_ref(slug, "main")), _type="zset"):
             parsed = keys.parse_board(key)
             if parsed is not None and parsed[1] in periods.PERIODS:
                 found[parsed[1]][parsed[2]] = set(await client.zrange(key, 0, -1))
@@ -78,7 +78,7 @@ def test_it_rolls_over_at_the_boundary_and_closes_the_earlier_period(make_game, 
             assert len(holding) == 1, (each_kind, player, holding)
     assert boards["all-time"] == {"all-time": {"early", "late"}}
 
-    due = zscores(keys.close_jobs("tetris"))
+    due = zscores(keys.close_jobs("tetris.main"))
     assert due[f"{kind}:{old_id}"] == ms(end + GRACE)
     assert due[f"{kind}:{new_id}"] == periods.parse(kind, new_id, tz).ends_at_ms + settings.ARCHIVE_GRACE_SECS * 1000
 

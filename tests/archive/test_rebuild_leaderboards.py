@@ -50,7 +50,11 @@ def config_of(game: Game) -> GameConfig:
 def submit(game: Game, player_id: str, score: int, now: dt.datetime, name: str | None = None) -> None:
     config = config_of(game)
     with clock_at(now):
-        run_sync(lambda: game_services.score_submit(game=config, player_id=player_id, score=score, display_name=name))
+        run_sync(
+            lambda: game_services.score_submit(
+                game=config, board=config.boards[0], player_id=player_id, score=score, display_name=name
+            )
+        )
 
 
 def flush() -> None:
@@ -70,7 +74,7 @@ def snapshot(slug: str) -> dict[str, Any]:
     async def read() -> dict[str, Any]:
         client = get_redis()
         found: dict[str, Any] = {}
-        async for key in client.scan_iter(match=keys.board_pattern(slug)):
+        async for key in client.scan_iter(match=keys.board_pattern(keys.board_ref(slug, "main"))):
             assert ":rebuild:" not in key, f"leftover temporary key {key}"
             is_stash = key.endswith(":hidden") and keys.parse_board(key.removesuffix(":hidden")) is not None
             if keys.parse_board(key) is not None or is_stash:
@@ -79,8 +83,8 @@ def snapshot(slug: str) -> dict[str, Any]:
         found["name index"] = await client.zrange(keys.name_index(slug), 0, -1)
         found["name keys"] = await client.hgetall(keys.name_keys(slug))
         found["hidden"] = sorted(await client.smembers(keys.hidden(slug)))
-        found["index"] = await client.zrange(keys.boards_index(slug), 0, -1, withscores=True)
-        found["close jobs"] = await client.zrange(keys.close_jobs(slug), 0, -1, withscores=True)
+        found["index"] = await client.zrange(keys.boards_index(keys.board_ref(slug, "main")), 0, -1, withscores=True)
+        found["close jobs"] = await client.zrange(keys.close_jobs(keys.board_ref(slug, "main")), 0, -1, withscores=True)
         return found
 
     return run_sync(read)
@@ -120,7 +124,7 @@ def run_operations(game: Game, operations: list[tuple]) -> dt.datetime:
             if kind == "submit":
                 submit(game, operation[1], operation[2], now, operation[3])
             elif kind == "batch":
-                items = [game_services.Submission(p, s, n) for p, s, n in operation[1]]
+                items = [game_services.Submission(p, s, n, leaderboard="main") for p, s, n in operation[1]]
                 with clock_at(now):
                     run_sync(lambda items=items, now=now: game_services.score_submit_many(game=config, items=items))
             elif kind == "hide":
@@ -128,7 +132,7 @@ def run_operations(game: Game, operations: list[tuple]) -> dt.datetime:
                     game_services.player_set_hidden(game=game, player_id=operation[1], hidden=operation[2])
             else:
                 with clock_at(now):
-                    ledger.score_correct(game=game, player_id=operation[1], value=operation[2])
+                    ledger.score_correct(board=game.leaderboards.first(), player_id=operation[1], value=operation[2])
         except ServiceError:
             pass  # refused (hidden, unknown, zero, overflow): nothing changed, nothing in the ledger
     return now
@@ -187,9 +191,9 @@ def test_it_replays_each_score_into_its_periods_across_a_dst_change(make_game):
     expected: dict[str, int] = {}
     for i, ids in enumerate(moments.values()):
         for kind, period_id in zip(("daily", "weekly", "monthly"), ids, strict=True):
-            key = keys.board("tetris", kind, period_id)
+            key = keys.board("tetris.main", kind, period_id)
             expected[key] = expected.get(key, 0) + 10**i
-    expected[keys.board("tetris", "all-time", "all-time")] = sum(10**i for i in range(len(moments)))
+    expected[keys.board("tetris.main", "all-time", "all-time")] = sum(10**i for i in range(len(moments)))
     # Higher is better: boards hold negated scores.
     assert {k: -after[k][0][0][1] for k in board_keys(after)} == expected
 
@@ -229,8 +233,8 @@ def test_it_replays_scores_that_land_while_it_runs(make_game, monkeypatch):
         report = ledger.leaderboards_rebuild(game=game)
     assert report.swap_attempts == 2
     state = snapshot("tetris")
-    daily = keys.board("tetris", "daily", periods.current("daily", "UTC", now).id)
-    tomorrow = keys.board("tetris", "daily", periods.current("daily", "UTC", now + dt.timedelta(days=1)).id)
+    daily = keys.board("tetris.main", "daily", periods.current("daily", "UTC", now).id)
+    tomorrow = keys.board("tetris.main", "daily", periods.current("daily", "UTC", now + dt.timedelta(days=1)).id)
     assert ("late", -99.0) in state[daily][0]
     assert state[tomorrow][0] == [("later", -5.0)]
     assert state["names"]["late"] == "Late"
@@ -252,7 +256,7 @@ def test_it_gives_up_without_touching_the_boards_when_scores_never_stop(make_gam
         ledger.leaderboards_rebuild(game=game)
     assert raised.value.code == "rebuild_busy"
     after = snapshot("tetris")  # also fails on a leftover temporary key
-    daily = keys.board("tetris", "daily", periods.current("daily", "UTC", now).id)
+    daily = keys.board("tetris.main", "daily", periods.current("daily", "UTC", now).id)
     assert after[daily][0] == [("b", -2.0), ("a", -1.0)]
     assert after["names"] == {**before["names"], "b": "b"}
 
@@ -265,9 +269,9 @@ def test_it_leaves_a_board_without_events_as_it_was(make_game):
     now = clock_now()
     submit(game, "a", 1, now)
     # Written before the ledger existed: nothing could rebuild it.
-    old = keys.board("tetris", "daily", "2020-01-01")
+    old = keys.board("tetris.main", "daily", "2020-01-01")
     run_sync(lambda: get_redis().zadd(old, {"x": -5}))
-    run_sync(lambda: get_redis().zadd(keys.boards_index("tetris"), {old: float("inf")}))
+    run_sync(lambda: get_redis().zadd(keys.boards_index("tetris.main"), {old: float("inf")}))
     before = snapshot("tetris")
     with clock_at(now):
         report = ledger.leaderboards_rebuild(game=game)
@@ -284,9 +288,9 @@ def test_it_keeps_archived_boards_out_of_redis_once_gone_and_their_retention_whi
     submit(game, "b", 4, yesterday)
     submit(game, "a", 5, today)
     with clock_at(today):
-        archived = services.period_archive(game=game, period="daily", period_id=day_before)
+        archived = services.period_archive(board=game.leaderboards.first(), period="daily", period_id=day_before)
     assert archived.status == ArchivedPeriod.Status.COMPLETE
-    old = keys.board("tetris", "daily", day_before)
+    old = keys.board("tetris.main", "daily", day_before)
 
     # Still kept in Redis (retention): rebuilt, with its expiry.
     before = snapshot("tetris")
@@ -304,8 +308,8 @@ def test_it_keeps_archived_boards_out_of_redis_once_gone_and_their_retention_whi
         report = ledger.leaderboards_rebuild(game=game)
     state = snapshot("tetris")
     assert old not in state
-    assert keys.board("tetris", "daily", periods.current("daily", "UTC", today).id) in state
-    assert state[keys.board("tetris", "all-time", "all-time")][0] == [("a", -8.0), ("b", -4.0)]
+    assert keys.board("tetris.main", "daily", periods.current("daily", "UTC", today).id) in state
+    assert state[keys.board("tetris.main", "all-time", "all-time")][0] == [("a", -8.0), ("b", -4.0)]
     assert f"daily:{day_before}" not in dict(state["close jobs"])
     assert report.events == 3
 
@@ -340,7 +344,7 @@ def test_it_restores_hidden_players_into_stashes_after_a_data_loss(make_game):
     # Unhidden, they come back with their scores.
     with clock_at(now):
         game_services.player_set_hidden(game=game, player_id="a", hidden=False)
-    daily = keys.board("tetris", "daily", periods.current("daily", "UTC", now).id)
+    daily = keys.board("tetris.main", "daily", periods.current("daily", "UTC", now).id)
     assert snapshot("tetris")[daily][0] == [("b", -4.0), ("a", -3.0)]
 
 

@@ -34,18 +34,24 @@ def config_of(game: Game) -> GameConfig:
 def submit(game: Game, player_id: str, score: int, now: dt.datetime = NOW, name: str | None = None) -> None:
     config = config_of(game)
     with clock_at(now):
-        run_sync(lambda: services.score_submit(game=config, player_id=player_id, score=score, display_name=name))
+        run_sync(
+            lambda: services.score_submit(
+                game=config, board=config.boards[0], player_id=player_id, score=score, display_name=name
+            )
+        )
 
 
 def score(game: Game, player_id: str, period: str = "daily", now: dt.datetime = NOW) -> int | None:
     config = config_of(game)
     current = periods.current(period, config.timezone, now)
-    raw = run_sync(lambda: get_redis().zscore(keys.board(game.slug, current.kind, current.id), player_id))
-    return None if raw is None else config.score_from_sort_key(str(raw))
+    raw = run_sync(
+        lambda: get_redis().zscore(keys.board(keys.board_ref(game.slug, "main"), current.kind, current.id), player_id)
+    )
+    return None if raw is None else config.boards[0].score_from_key(str(raw), period)
 
 
 def stream(slug: str = "tetris") -> list[tuple[str, dict[str, str]]]:
-    return run_sync(lambda: get_redis().xrange(keys.ledger(slug)))
+    return run_sync(lambda: get_redis().xrange(keys.ledger(keys.board_ref(slug, "main"))))
 
 
 def boards(game: Game) -> dict[str, list[tuple[str, float]]]:
@@ -53,7 +59,7 @@ def boards(game: Game) -> dict[str, list[tuple[str, float]]]:
     found = {}
     for kind in config.periods:
         p = periods.current(kind, config.timezone, NOW)
-        key = keys.board(game.slug, p.kind, p.id)
+        key = keys.board(keys.board_ref(game.slug, "main"), p.kind, p.id)
         found[key] = run_sync(lambda key=key: get_redis().zrange(key, 0, -1, withscores=True))
     return found
 
@@ -64,14 +70,16 @@ def test_it_adds_a_signed_amount_in_increment_games(make_game, order):
     submit(game, "a", 10)
     submit(game, "b", 8)
     with clock_at(NOW):
-        corrected = ledger.score_correct(game=game, player_id="a", value=-3, reason="double-counted level")
+        corrected = ledger.score_correct(
+            board=game.leaderboards.first(), player_id="a", value=-3, reason="double-counted level"
+        )
     for kind in periods.PERIODS:
         assert score(game, "a", kind) == 7
         assert corrected.periods[kind].score == 7
     # Higher is better: b (8) passes a (7); lower is better: a stays ahead.
     assert corrected.periods["daily"].rank == (2 if order == "desc" else 1)
     with clock_at(NOW):
-        ledger.score_correct(game=game, player_id="a", value=5)
+        ledger.score_correct(board=game.leaderboards.first(), player_id="a", value=5)
     assert score(game, "a", "all-time") == 12
 
 
@@ -79,7 +87,7 @@ def test_it_sets_the_score_in_best_games_even_below_the_best(make_game):
     game = make_game("tetris", mode="best", max_submissions_per_minute=0)
     submit(game, "a", 50)
     with clock_at(NOW):
-        ledger.score_correct(game=game, player_id="a", value=20)
+        ledger.score_correct(board=game.leaderboards.first(), player_id="a", value=20)
     assert score(game, "a") == 20
     assert score(game, "a", "all-time") == 20
     # Later submissions compete with the corrected score.
@@ -93,17 +101,17 @@ def test_it_sets_the_score_in_latest_games(make_game):
     game = make_game("tetris", mode="latest", order="asc", max_submissions_per_minute=0)
     submit(game, "a", 50)
     with clock_at(NOW):
-        ledger.score_correct(game=GameConfig.from_model(game, "0"), player_id="a", value=70)
+        ledger.score_correct(board=GameConfig.from_model(game, "0").boards[0], player_id="a", value=70)
     assert score(game, "a") == 70
 
 
 def test_it_appends_a_correction_to_the_ledger_and_marks_the_boards(make_game):
     game = make_game("tetris", mode="increment", max_submissions_per_minute=0, timezone_name="Europe/Paris")
     submit(game, "a", 10, name="Ann")
-    run_sync(lambda: get_redis().delete(keys.dirty("tetris")))
+    run_sync(lambda: get_redis().delete(keys.dirty("tetris.main")))
     later = NOW + dt.timedelta(minutes=5)
     with clock_at(later):
-        ledger.score_correct(game=game, player_id="a", value=-4, reason="cheat")
+        ledger.score_correct(board=game.leaderboards.first(), player_id="a", value=-4, reason="cheat")
     event_id, fields = stream()[-1]
     assert fields == {
         "k": "correction",
@@ -114,7 +122,7 @@ def test_it_appends_a_correction_to_the_ledger_and_marks_the_boards(make_game):
         "t": str(int(later.timestamp() * 1000)),
         "r": "cheat",
     }
-    dirty = run_sync(lambda: get_redis().zrange(keys.dirty("tetris"), 0, -1))
+    dirty = run_sync(lambda: get_redis().zrange(keys.dirty("tetris.main"), 0, -1))
     assert sorted(dirty) == sorted(boards(game))
     # The name stays as submitted.
     assert run_sync(lambda: get_redis().hget(keys.names("tetris"), "a")) == "Ann"
@@ -128,12 +136,14 @@ def test_it_schedules_the_close_job_of_a_board_it_starts(make_game):
     submit(game, "a", 10)
     tomorrow = NOW + dt.timedelta(days=1)
     with clock_at(tomorrow):
-        ledger.score_correct(game=game, player_id="a", value=2)
+        ledger.score_correct(board=game.leaderboards.first(), player_id="a", value=2)
     assert score(game, "a", now=tomorrow) == 2
     daily = periods.current("daily", "UTC", tomorrow)
-    due = run_sync(lambda: get_redis().zscore(keys.close_jobs("tetris"), f"daily:{daily.id}"))
+    due = run_sync(lambda: get_redis().zscore(keys.close_jobs("tetris.main"), f"daily:{daily.id}"))
     assert due == daily.ends_at_ms + settings.ARCHIVE_GRACE_SECS * 1000
-    index = run_sync(lambda: get_redis().zscore(keys.boards_index("tetris"), keys.board("tetris", "daily", daily.id)))
+    index = run_sync(
+        lambda: get_redis().zscore(keys.boards_index("tetris.main"), keys.board("tetris.main", "daily", daily.id))
+    )
     assert index == float("inf")
 
 
@@ -158,7 +168,7 @@ def test_it_refuses_bad_input_and_changes_nothing(make_game, mode, player_id, va
     submit(game, "a", 10)
     before = (boards(game), stream())
     with pytest.raises(ServiceError) as raised, clock_at(NOW):
-        ledger.score_correct(game=game, player_id=player_id, value=value, reason=reason)
+        ledger.score_correct(board=game.leaderboards.first(), player_id=player_id, value=value, reason=reason)
     assert (raised.value.status, raised.value.code, raised.value.field) == (status, code, field)
     assert (boards(game), stream()) == before
 
@@ -170,13 +180,13 @@ def test_it_refuses_a_hidden_player(make_game):
         services.player_set_hidden(game=game, player_id="a", hidden=True)
     before = stream()
     with pytest.raises(ServiceError) as raised, clock_at(NOW):
-        ledger.score_correct(game=game, player_id="a", value=1)
+        ledger.score_correct(board=game.leaderboards.first(), player_id="a", value=1)
     assert (raised.value.status, raised.value.code) == (403, "player_hidden")
     assert stream() == before
     with clock_at(NOW):
         services.player_set_hidden(game=game, player_id="a", hidden=False)
     with clock_at(NOW):
-        ledger.score_correct(game=game, player_id="a", value=1)
+        ledger.score_correct(board=game.leaderboards.first(), player_id="a", value=1)
     assert score(game, "a") == 11
 
 
@@ -200,7 +210,7 @@ def test_it_links_the_form_from_the_events_list_and_shows_it(admin_client, incre
     changelist = admin_client.get(reverse("admin:archive_scoreevent_changelist"))
     assert changelist.status_code == 200
     assert reverse(CORRECT_URL) in changelist.content.decode()
-    page = admin_client.get(reverse(CORRECT_URL) + f"?game={increment_game.pk}&player_id=a")
+    page = admin_client.get(reverse(CORRECT_URL) + f"?leaderboard={increment_game.leaderboards.first().pk}&player_id=a")
     assert page.status_code == 200
     html = page.content.decode()
     assert "Correct a score" in html
@@ -210,7 +220,12 @@ def test_it_links_the_form_from_the_events_list_and_shows_it(admin_client, incre
 def test_it_applies_a_correction_posted_from_admin(admin_client, increment_game):
     response = admin_client.post(
         reverse(CORRECT_URL),
-        {"game": increment_game.pk, "player_id": "a", "value": "-4", "reason": "duplicate run"},
+        {
+            "leaderboard": increment_game.leaderboards.first().pk,
+            "player_id": "a",
+            "value": "-4",
+            "reason": "duplicate run",
+        },
         follow=True,
     )
     assert response.status_code == 200
@@ -232,7 +247,9 @@ def test_it_applies_a_correction_posted_from_admin(admin_client, increment_game)
 )
 def test_it_shows_what_is_wrong_with_a_correction_and_changes_nothing(admin_client, increment_game, form, message):
     before = stream()
-    response = admin_client.post(reverse(CORRECT_URL), {"game": increment_game.pk, "reason": "", **form})
+    response = admin_client.post(
+        reverse(CORRECT_URL), {"leaderboard": increment_game.leaderboards.first().pk, "reason": "", **form}
+    )
     assert response.status_code == 200
     assert message in response.content.decode()
     assert stream() == before
@@ -247,7 +264,7 @@ def test_it_opens_the_form_for_the_player_of_selected_events(admin_client, incre
     of_a = [str(pk) for pk in ScoreEvent.objects.filter(player_id="a").values_list("pk", flat=True)]
     response = admin_client.post(changelist, {"action": "correct_player", "_selected_action": of_a})
     assert response.status_code == 302
-    assert response.url == reverse(CORRECT_URL) + f"?game={increment_game.pk}&player_id=a"
+    assert response.url == reverse(CORRECT_URL) + f"?leaderboard={increment_game.leaderboards.first().pk}&player_id=a"
     every = [str(pk) for pk in ScoreEvent.objects.values_list("pk", flat=True)]
     response = admin_client.post(changelist, {"action": "correct_player", "_selected_action": every}, follow=True)
     assert "Select the events of one player" in response.content.decode()
@@ -259,7 +276,8 @@ def test_it_tells_when_redis_is_down(admin_client, increment_game, monkeypatch):
     run_sync(site_redis.close_redis)
     try:
         response = admin_client.post(
-            reverse(CORRECT_URL), {"game": increment_game.pk, "player_id": "a", "value": "1", "reason": ""}
+            reverse(CORRECT_URL),
+            {"leaderboard": increment_game.leaderboards.first().pk, "player_id": "a", "value": "1", "reason": ""},
         )
     finally:
         run_sync(site_redis.close_redis)
@@ -274,6 +292,8 @@ def test_it_lets_only_staff_allowed_to_add_events_correct(client, increment_game
     assert client.get(reverse("admin:archive_scoreevent_changelist")).status_code == 200
     assert reverse(CORRECT_URL) not in client.get(reverse("admin:archive_scoreevent_changelist")).content.decode()
     assert client.get(reverse(CORRECT_URL)).status_code == 403
-    response = client.post(reverse(CORRECT_URL), {"game": increment_game.pk, "player_id": "a", "value": "1"})
+    response = client.post(
+        reverse(CORRECT_URL), {"leaderboard": increment_game.leaderboards.first().pk, "player_id": "a", "value": "1"}
+    )
     assert response.status_code == 403
     assert current_score(increment_game) == 10

@@ -243,7 +243,7 @@ def test_it_refuses_a_key_with_no_requests_per_minute(make_game):
 
 def daily_board(slug: str = seed_demo.DEMO_SLUG, period: str = "daily", limit: int = 400) -> selectors.Board:
     game = GameConfig.from_model(Game.objects.get(slug=slug), "0")
-    return run_sync(lambda: selectors.leaderboard_page(game=game, period=period, limit=limit))
+    return run_sync(lambda: selectors.leaderboard_page(board=game.boards[0], period=period, limit=limit))
 
 
 def test_it_seeds_the_demo_once():

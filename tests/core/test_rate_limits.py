@@ -33,7 +33,7 @@ async def test_it_limits_an_api_key_per_minute_with_headers(aclient, game):
     _, raw = await sync_to_async(apikeys.api_key_create)(game=game, requests_per_minute=3)
     responses = [
         await aclient.post(
-            "/api/v1/games/tetris/scores",
+            "/api/v1/games/tetris/leaderboards/main/scores",
             json.dumps({"player_id": f"p{i}", "score": 1}),
             content_type="application/json",
             headers=auth(raw),
@@ -46,7 +46,7 @@ async def test_it_limits_an_api_key_per_minute_with_headers(aclient, game):
     limited = responses[3]
     assert limited.json()["error"]["code"] == "rate_limited"
     assert 1 <= int(limited["Retry-After"]) <= 20
-    board = (await aclient.get("/api/v1/games/tetris/leaderboards/daily")).json()
+    board = (await aclient.get("/api/v1/games/tetris/leaderboards/main/daily")).json()
     assert board["total"] == 3
 
 
@@ -71,7 +71,7 @@ async def test_it_refills_an_api_key_at_an_even_pace(game):
 
 async def test_it_counts_the_api_key_limit_by_request_not_by_batch_item(aclient, game):
     _, raw = await sync_to_async(apikeys.api_key_create)(game=game, requests_per_minute=2)
-    body = {"scores": [{"player_id": f"p{i}", "score": 1} for i in range(50)]}
+    body = {"scores": [{"leaderboard": "main", "player_id": f"p{i}", "score": 1} for i in range(50)]}
     response = await aclient.post(
         "/api/v1/games/tetris/scores/batch", json.dumps(body), content_type="application/json", headers=auth(raw)
     )
@@ -83,9 +83,9 @@ async def test_it_limits_a_player_over_a_sliding_minute(game):
     config = GameConfig.from_model(game, "0")
     for second in (0, 20, 40):
         with clock_at(later(second)):
-            await services.score_submit(game=config, player_id="a", score=1)
+            await services.score_submit(game=config, board=config.boards[0], player_id="a", score=1)
     with pytest.raises(ServiceError) as error, clock_at(later(59)):
-        await services.score_submit(game=config, player_id="a", score=1)
+        await services.score_submit(game=config, board=config.boards[0], player_id="a", score=1)
     assert (error.value.status, error.value.code, error.value.headers["Retry-After"]) == (
         429,
         "player_rate_limited",
@@ -93,14 +93,14 @@ async def test_it_limits_a_player_over_a_sliding_minute(game):
     )
     # Another player is not affected.
     with clock_at(later(59)):
-        await services.score_submit(game=config, player_id="b", score=1)
+        await services.score_submit(game=config, board=config.boards[0], player_id="b", score=1)
     # The window slides: the first submission leaves it at 60 s, the second at 80 s.
     with clock_at(later(60.001)):
-        await services.score_submit(game=config, player_id="a", score=1)
+        await services.score_submit(game=config, board=config.boards[0], player_id="a", score=1)
     with pytest.raises(ServiceError), clock_at(later(79)):
-        await services.score_submit(game=config, player_id="a", score=1)
+        await services.score_submit(game=config, board=config.boards[0], player_id="a", score=1)
     with clock_at(later(80.001)):
-        result = await services.score_submit(game=config, player_id="a", score=1)
+        result = await services.score_submit(game=config, board=config.boards[0], player_id="a", score=1)
     assert result.periods["all-time"].score == 5
 
 
@@ -108,13 +108,13 @@ async def test_it_does_not_count_refused_submissions_against_a_player(game):
     config = GameConfig.from_model(game, "0")
     for _ in range(3):
         with clock_at(later(0)):
-            await services.score_submit(game=config, player_id="a", score=1)
+            await services.score_submit(game=config, board=config.boards[0], player_id="a", score=1)
     for second in range(1, 30):
         with pytest.raises(ServiceError), clock_at(later(second)):
-            await services.score_submit(game=config, player_id="a", score=1)
-    assert await get_redis().zcard(keys.player_spam("tetris", "a")) == 3
+            await services.score_submit(game=config, board=config.boards[0], player_id="a", score=1)
+    assert await get_redis().zcard(keys.player_spam("tetris.main", "a")) == 3
     with clock_at(later(60.001)):
-        await services.score_submit(game=config, player_id="a", score=1)
+        await services.score_submit(game=config, board=config.boards[0], player_id="a", score=1)
 
 
 async def test_it_counts_each_item_of_a_batch_against_the_keys_item_budget(aclient, make_game):
@@ -125,7 +125,7 @@ async def test_it_counts_each_item_of_a_batch_against_the_keys_item_budget(aclie
     headers = {**auth(raw), "Idempotency-Key": "batch"}
 
     async def batch(tag: str) -> object:
-        body = {"scores": [{"player_id": f"{tag}{i}", "score": i} for i in range(1000)]}
+        body = {"scores": [{"leaderboard": "main", "player_id": f"{tag}{i}", "score": i} for i in range(1000)]}
         return await aclient.post(
             "/api/v1/games/chess/scores/batch",
             json.dumps(body),
@@ -143,8 +143,8 @@ async def test_it_counts_each_item_of_a_batch_against_the_keys_item_budget(aclie
     assert '"items";r=0' in third["RateLimit"]
     assert 1 <= int(third["Retry-After"]) <= 31
     # The refused batch left nothing behind: not a score, not an idempotency record.
-    assert (await aclient.get("/api/v1/games/chess/leaderboards/daily")).json()["total"] == 2000
-    assert len([k async for k in get_redis().scan_iter(match="idem:{chess}:*:*:*")]) == 2000
+    assert (await aclient.get("/api/v1/games/chess/leaderboards/main/daily")).json()["total"] == 2000
+    assert len([k async for k in get_redis().scan_iter(match="idem:{chess.main}:*:*:*")]) == 2000
 
 
 async def test_it_counts_the_ids_of_a_presence_report_as_items(aclient, make_game):
@@ -170,7 +170,7 @@ async def test_it_bounds_what_it_remembers_of_unknown_key_prefixes(aclient, game
     config.invalidate()
     for i in range(200):
         response = await aclient.post(
-            "/api/v1/games/tetris/scores",
+            "/api/v1/games/tetris/leaderboards/main/scores",
             json.dumps({"player_id": "p", "score": 1}),
             content_type="application/json",
             headers={"Authorization": f"Bearer lbk_{i:08x}_secret"},

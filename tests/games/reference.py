@@ -56,7 +56,13 @@ class Entry:
     score: int
 
     def as_json(self) -> dict[str, Any]:
-        return {"rank": self.rank, "player_id": self.player_id, "display_name": self.display_name, "score": self.score}
+        return {
+            "rank": self.rank,
+            "player_id": self.player_id,
+            "display_name": self.display_name,
+            "score": self.score,
+            "metadata": None,
+        }
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,7 @@ class Standing:
             "score": self.score,
             "total": self.total,
             "percentile": self.percentile,
+            "metadata": None,
         }
 
 
@@ -207,9 +214,11 @@ def submitted_json(result: Submitted, period_ids: dict[str, str]) -> dict[str, A
     return {
         "player_id": result.player_id,
         "display_name": result.display_name,
+        "leaderboard": "main",
         "periods": {
             p: {"period_id": period_ids[p], "score": score, "rank": rank} for p, (score, rank) in result.periods.items()
         },
+        "metadata": None,
     }
 
 

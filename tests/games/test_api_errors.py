@@ -16,7 +16,7 @@ from tests.games.reference import CALENDAR_EDGE_IDS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-URL = "/api/v1/games/tetris/scores"
+URL = "/api/v1/games/tetris/leaderboards/main/scores"
 
 
 @pytest.fixture
@@ -120,16 +120,21 @@ async def test_it_refuses_a_lone_surrogate_in_a_name(aclient, key):
 
 
 async def test_it_names_a_batch_items_control_characters(aclient, key):
-    body = {"scores": [{"player_id": "a", "score": 1}, {"player_id": "b", "score": 1, "display_name": "x\x00"}]}
-    response = await post(aclient, key, body, url=URL + "/batch")
+    body = {
+        "scores": [
+            {"leaderboard": "main", "player_id": "a", "score": 1},
+            {"leaderboard": "main", "player_id": "b", "score": 1, "display_name": "x\x00"},
+        ]
+    }
+    response = await post(aclient, key, body, url=URL.replace("/leaderboards/main/scores", "/scores/batch"))
     results = response.json()["results"]
     assert response.status_code == 200 and "error" not in results[0]
     assert results[1]["error"]["field"] == "scores[1].display_name"
 
 
 async def test_it_answers_head_on_reads_with_the_get_headers_and_no_body(aclient, key):
-    get = await aclient.get("/api/v1/games/tetris/leaderboards/daily")
-    head = await aclient.head("/api/v1/games/tetris/leaderboards/daily")
+    get = await aclient.get("/api/v1/games/tetris/leaderboards/main/daily")
+    head = await aclient.head("/api/v1/games/tetris/leaderboards/main/daily")
     assert head.status_code == 200 and head.content == b""
     assert head["Content-Type"] == get["Content-Type"]
     assert head["Content-Length"] == str(len(get.content))
@@ -151,7 +156,7 @@ async def test_it_refuses_a_host_outside_allowed_hosts_before_anything_runs(acli
 @pytest.mark.parametrize("period_id", CALENDAR_EDGE_IDS)
 async def test_it_answers_periods_at_the_calendars_edges_with_404(aclient, make_game, timezone_name, period_id):
     await sync_to_async(make_game)("edge", timezone_name=timezone_name)
-    base = f"/api/v1/games/edge/leaderboards/{period_id}"
+    base = f"/api/v1/games/edge/leaderboards/main/{period_id}"
     for path in (base, f"{base}/players/a", f"{base}/players/a/around", f"{base}/players?ids=a"):
         response = await aclient.get(path)
         assert response.status_code == 404, (path, response.content)
@@ -209,20 +214,24 @@ async def test_it_answers_403_for_a_revoked_key(aclient, key):
     response = await post(aclient, key, {"player_id": "a", "score": 2})
     assert response.status_code == 403
     assert error_of(response)["code"] == "revoked_api_key"
-    board = (await aclient.get("/api/v1/games/tetris/leaderboards/all-time")).json()
+    board = (await aclient.get("/api/v1/games/tetris/leaderboards/main/all-time")).json()
     assert [e["score"] for e in board["entries"]] == [1]
 
 
 async def test_it_answers_403_for_a_key_of_another_game(aclient, key, make_game):
     await sync_to_async(make_game)("chess")
-    response = await post(aclient, key, {"player_id": "a", "score": 1}, url="/api/v1/games/chess/scores")
+    response = await post(
+        aclient, key, {"player_id": "a", "score": 1}, url="/api/v1/games/chess/leaderboards/main/scores"
+    )
     assert response.status_code == 403
     assert error_of(response)["code"] == "wrong_game"
     await assert_nothing_stored()
 
 
 async def test_it_answers_404_for_an_unknown_game(aclient, key):
-    response = await post(aclient, key, {"player_id": "a", "score": 1}, url="/api/v1/games/nope/scores")
+    response = await post(
+        aclient, key, {"player_id": "a", "score": 1}, url="/api/v1/games/nope/leaderboards/main/scores"
+    )
     assert response.status_code == 404
     assert error_of(response)["code"] == "game_not_found"
 
@@ -237,15 +246,15 @@ async def test_it_answers_403_for_a_hidden_player_and_hides_them_from_reads(acli
     response = await post(aclient, key, {"player_id": "b", "score": 30})
     assert response.status_code == 403
     assert error_of(response) | {"message": "-"} == {"code": "player_hidden", "field": "player_id", "message": "-"}
-    board = (await aclient.get("/api/v1/games/tetris/leaderboards/daily")).json()
+    board = (await aclient.get("/api/v1/games/tetris/leaderboards/main/daily")).json()
     assert [(e["player_id"], e["rank"]) for e in board["entries"]] == [("a", 1)]
     assert board["total"] == 1
-    assert (await aclient.get("/api/v1/games/tetris/leaderboards/daily/players/b")).status_code == 404
+    assert (await aclient.get("/api/v1/games/tetris/leaderboards/main/daily/players/b")).status_code == 404
     recent = (await aclient.get("/api/v1/games/tetris/recent")).json()
     assert [r["player_id"] for r in recent] == ["a"]
 
     await sync_to_async(services.player_set_hidden)(game=game, player_id="b", hidden=False)
-    board = (await aclient.get("/api/v1/games/tetris/leaderboards/daily")).json()
+    board = (await aclient.get("/api/v1/games/tetris/leaderboards/main/daily")).json()
     assert [(e["player_id"], e["score"]) for e in board["entries"]] == [("b", 20), ("a", 10)]
 
 
@@ -263,23 +272,23 @@ async def test_it_answers_403_when_the_game_is_inactive(aclient, key):
 @pytest.mark.parametrize(
     ("url", "status"),
     [
-        ("/api/v1/games/nope/leaderboards/daily", 404),
-        ("/api/v1/games/tetris/leaderboards/yearly", 404),
-        ("/api/v1/games/tetris/leaderboards/daily?limit=0", 422),
-        ("/api/v1/games/tetris/leaderboards/daily?limit=201", 422),
-        ("/api/v1/games/tetris/leaderboards/daily?offset=-1", 422),
-        ("/api/v1/games/tetris/leaderboards/daily?offset=abc", 422),
-        ("/api/v1/games/tetris/leaderboards/daily/2026-02-30", 404),
-        ("/api/v1/games/tetris/leaderboards/daily/1999-01-01", 404),
-        ("/api/v1/games/tetris/leaderboards/weekly/2026-11", 404),
-        ("/api/v1/games/tetris/leaderboards/daily/players/ghost", 404),
-        ("/api/v1/games/tetris/leaderboards/daily/players/bad%20id", 422),
-        ("/api/v1/games/tetris/leaderboards/daily/players/ghost/around", 404),
-        ("/api/v1/games/tetris/leaderboards/daily/players/a/around?radius=51", 422),
-        ("/api/v1/games/tetris/leaderboards/daily/players", 422),
-        ("/api/v1/games/tetris/leaderboards/daily/players?ids=", 422),
-        ("/api/v1/games/tetris/leaderboards/daily/players?ids=a,b%20c", 422),
-        ("/api/v1/games/tetris/leaderboards/daily/players?ids=" + ",".join(f"p{i}" for i in range(101)), 422),
+        ("/api/v1/games/nope/leaderboards/main/daily", 404),
+        ("/api/v1/games/tetris/leaderboards/main/yearly", 404),
+        ("/api/v1/games/tetris/leaderboards/main/daily?limit=0", 422),
+        ("/api/v1/games/tetris/leaderboards/main/daily?limit=201", 422),
+        ("/api/v1/games/tetris/leaderboards/main/daily?offset=-1", 422),
+        ("/api/v1/games/tetris/leaderboards/main/daily?offset=abc", 422),
+        ("/api/v1/games/tetris/leaderboards/main/daily/2026-02-30", 404),
+        ("/api/v1/games/tetris/leaderboards/main/daily/1999-01-01", 404),
+        ("/api/v1/games/tetris/leaderboards/main/weekly/2026-11", 404),
+        ("/api/v1/games/tetris/leaderboards/main/daily/players/ghost", 404),
+        ("/api/v1/games/tetris/leaderboards/main/daily/players/bad%20id", 422),
+        ("/api/v1/games/tetris/leaderboards/main/daily/players/ghost/around", 404),
+        ("/api/v1/games/tetris/leaderboards/main/daily/players/a/around?radius=51", 422),
+        ("/api/v1/games/tetris/leaderboards/main/daily/players", 422),
+        ("/api/v1/games/tetris/leaderboards/main/daily/players?ids=", 422),
+        ("/api/v1/games/tetris/leaderboards/main/daily/players?ids=a,b%20c", 422),
+        ("/api/v1/games/tetris/leaderboards/main/daily/players?ids=" + ",".join(f"p{i}" for i in range(101)), 422),
     ],
 )
 async def test_it_answers_reads_with_json_errors(aclient, key, url, status):
@@ -290,7 +299,7 @@ async def test_it_answers_reads_with_json_errors(aclient, key, url, status):
 
 async def test_it_serves_the_openapi_schema_and_docs_without_a_cdn(aclient):
     schema = (await aclient.get("/api/v1/openapi.json")).json()
-    assert "/api/v1/games/{game}/scores" in schema["paths"]
+    assert "/api/v1/games/{game}/leaderboards/{board}/scores" in schema["paths"]
     docs = await aclient.get("/api/docs")
     assert docs.status_code == 200
     html = docs.content.decode()
@@ -300,7 +309,11 @@ async def test_it_serves_the_openapi_schema_and_docs_without_a_cdn(aclient):
 
 @pytest.mark.parametrize(
     ("method", "url", "status"),
-    [("get", "/api/v1/nope", 404), ("get", "/api/v1/games/tetris/scores", 405), ("delete", "/api/v1/games", 405)],
+    [
+        ("get", "/api/v1/nope", 404),
+        ("get", "/api/v1/games/tetris/leaderboards/main/scores", 405),
+        ("delete", "/api/v1/games", 405),
+    ],
 )
 async def test_it_answers_unmatched_api_paths_and_methods_with_json(aclient, method, url, status):
     response = await getattr(aclient, method)(url)
@@ -311,26 +324,26 @@ async def test_it_answers_unmatched_api_paths_and_methods_with_json(aclient, met
 async def test_it_names_each_failing_batch_item_by_position(aclient, key):
     body = {
         "scores": [
-            {"player_id": "a", "score": 5},
-            {"player_id": "b", "score": -5},
-            {"player_id": "c", "score": "x"},
-            {"player_id": "d", "score": 7},
+            {"leaderboard": "main", "player_id": "a", "score": 5},
+            {"leaderboard": "main", "player_id": "b", "score": -5},
+            {"leaderboard": "main", "player_id": "c", "score": "x"},
+            {"leaderboard": "main", "player_id": "d", "score": 7},
         ]
     }
-    response = await post(aclient, key, body, url=URL + "/batch")
+    response = await post(aclient, key, body, url=URL.replace("/leaderboards/main/scores", "/scores/batch"))
     assert response.status_code == 200
     results = response.json()["results"]
     assert [r.get("player_id") for r in results] == ["a", None, None, "d"]
     assert (results[1]["error"]["code"], results[1]["error"]["field"]) == ("out_of_bounds", "scores[1].score")
     assert results[2]["error"]["field"] == "scores[2].score"
-    board = (await aclient.get("/api/v1/games/tetris/leaderboards/daily")).json()
+    board = (await aclient.get("/api/v1/games/tetris/leaderboards/main/daily")).json()
     assert [e["player_id"] for e in board["entries"]] == ["d", "a"]
 
 
 @pytest.mark.parametrize("count", [0, 1001])
 async def test_it_refuses_an_empty_or_oversized_batch(aclient, key, count):
-    body = {"scores": [{"player_id": f"p{i}", "score": 1} for i in range(count)]}
-    response = await post(aclient, key, body, url=URL + "/batch")
+    body = {"scores": [{"leaderboard": "main", "player_id": f"p{i}", "score": 1} for i in range(count)]}
+    response = await post(aclient, key, body, url=URL.replace("/leaderboards/main/scores", "/scores/batch"))
     assert response.status_code == 422
     assert error_of(response)["field"] == "scores"
     await assert_nothing_stored()
@@ -342,6 +355,9 @@ async def test_it_accepts_keys_whose_secret_contains_underscores(aclient, make_g
     game = await sync_to_async(make_game)("chess")
     await ApiKey.objects.acreate(game=game, prefix="0123abcd", secret_hash=hash_secret("s_e_c_r_e_t"))
     response = await post(
-        aclient, "lbk_0123abcd_s_e_c_r_e_t", {"player_id": "a", "score": 1}, url="/api/v1/games/chess/scores"
+        aclient,
+        "lbk_0123abcd_s_e_c_r_e_t",
+        {"player_id": "a", "score": 1},
+        url="/api/v1/games/chess/leaderboards/main/scores",
     )
     assert response.status_code == 200

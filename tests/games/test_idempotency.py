@@ -13,7 +13,7 @@ from tests.conftest import auth
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-URL = "/api/v1/games/tetris/scores"
+URL = "/api/v1/games/tetris/leaderboards/main/scores"
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ async def post(aclient, raw_key, body, idem, url=URL):
 
 
 async def total(aclient, player="a"):
-    response = await aclient.get(f"/api/v1/games/tetris/leaderboards/all-time/players/{player}")
+    response = await aclient.get(f"/api/v1/games/tetris/leaderboards/main/all-time/players/{player}")
     return response.json()["score"] if response.status_code == 200 else None
 
 
@@ -83,10 +83,18 @@ async def test_it_rejects_a_malformed_idempotency_key(aclient, keys_, idem):
 
 async def test_it_replays_a_batch_item_by_item(aclient, keys_):
     body = {
-        "scores": [{"player_id": "a", "score": 1}, {"player_id": "b", "score": 2.5}, {"player_id": "c", "score": 3}]
+        "scores": [
+            {"leaderboard": "main", "player_id": "a", "score": 1},
+            {"leaderboard": "main", "player_id": "b", "score": 2.5},
+            {"leaderboard": "main", "player_id": "c", "score": 3},
+        ]
     }
-    first = await post(aclient, keys_[0], body, "batch-1", url=URL + "/batch")
-    again = await post(aclient, keys_[0], body, "batch-1", url=URL + "/batch")
+    first = await post(
+        aclient, keys_[0], body, "batch-1", url=URL.replace("/leaderboards/main/scores", "/scores/batch")
+    )
+    again = await post(
+        aclient, keys_[0], body, "batch-1", url=URL.replace("/leaderboards/main/scores", "/scores/batch")
+    )
     assert first.status_code == again.status_code == 200
     assert again.json() == first.json()
     assert again.headers["Idempotent-Replayed"] == "true"

@@ -63,6 +63,12 @@ from tests.games.reference import (
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+
+def on_main(item: Any) -> Any:
+    """A batch item for the game's board 'main' (items that are not objects stay as they are)."""
+    return {**item, "leaderboard": "main"} if isinstance(item, dict) else item
+
+
 # Ties and byte order matter: '-' < '.' < digits < ':' < upper case < '_' < lower case.
 POOL: tuple[str, ...] = ("a", "b", "B", "a1", "z", "x.y", "p:1", "A_2", "0", "-q", "_u", "Z9")
 NEVER_SUBMITS = "ghost"
@@ -215,12 +221,12 @@ class Run:
     async def apply(self, index: int, operation: Operation) -> None:
         if isinstance(operation, Submit):
             where = f"operation {index}, POST scores {operation.item}"
-            status, body = await self.post("scores", operation.item)
+            status, body = await self.post("leaderboards/main/scores", operation.item)
             expected = self.expected(operation.item)
             assert status == (422 if "error" in expected else 200), f"{where}: expected {expected}, got {body}"
             self.compare_submission(where, body, expected)
             return
-        status, body = await self.post("scores/batch", {"scores": list(operation.items)})
+        status, body = await self.post("scores/batch", {"scores": [on_main(i) for i in operation.items]})
         assert status == 200, f"operation {index}, POST scores/batch: {status} {body}"
         assert len(body["results"]) == len(operation.items), body
         for position, (item, result) in enumerate(zip(operation.items, body["results"], strict=True)):
@@ -228,7 +234,7 @@ class Run:
             self.compare_submission(where, result, self.expected(item))
 
     async def board(self, period: str, **params: Any) -> dict[str, Any]:
-        status, body = await self.get(f"leaderboards/{period}", **params)
+        status, body = await self.get(f"leaderboards/main/{period}", **params)
         assert status == 200, f"GET leaderboards/{period} {params}: {status} {body}"
         self.same_period(period, body["period_id"])
         return body
@@ -260,7 +266,7 @@ class Run:
 
     async def check_standings(self, period: str, player_ids: tuple[str, ...]) -> None:
         for player_id in player_ids:
-            status, body = await self.get(f"leaderboards/{period}/players/{player_id}")
+            status, body = await self.get(f"leaderboards/main/{period}/players/{player_id}")
             standing = self.model.standing(period, player_id)
             where = f"{player_id!r}'s {period} standing"
             if standing is None:
@@ -271,7 +277,7 @@ class Run:
     async def check_around(self, period: str, player_ids: tuple[str, ...]) -> None:
         for player_id in player_ids:
             for radius in RADII:
-                status, body = await self.get(f"leaderboards/{period}/players/{player_id}/around", radius=radius)
+                status, body = await self.get(f"leaderboards/main/{period}/players/{player_id}/around", radius=radius)
                 window = self.model.around(period, player_id, radius)
                 where = f"{period} board around {player_id!r}, {radius=}"
                 if window is None:
@@ -289,7 +295,7 @@ class Run:
             query = ",".join(ids)
             if self.rng.random() < EMPTY_IDS_SHARE:
                 query = "," + query.replace(",", ",,", 1) + ","  # empty items are skipped
-            status, body = await self.get(f"leaderboards/{period}/players", ids=query)
+            status, body = await self.get(f"leaderboards/main/{period}/players", ids=query)
             where = f"{period} friends view of {ids}"
             assert status == 200, f"{where}: {status} {body}"
             self.same_period(period, body["period_id"])
@@ -313,7 +319,7 @@ class Run:
         """A board at the calendar's edges is none of the model's, whatever the game holds."""
         period_id = self.rng.choice(CALENDAR_EDGE_IDS)
         player = self.rng.choice((*POOL, NEVER_SUBMITS))
-        for path in (f"leaderboards/{period_id}", f"leaderboards/{period_id}/players/{player}"):
+        for path in (f"leaderboards/main/{period_id}", f"leaderboards/main/{period_id}/players/{player}"):
             status, body = await self.get(path)
             assert (status, body.get("error", {}).get("code")) == (404, "period_not_found"), f"{path}: {body}"
 
@@ -321,7 +327,7 @@ class Run:
 async def _run_example(slug: str, raw_key: str, mode: str, order: str, operations: list[Operation], seed: int) -> None:
     client = AsyncClient()
     try:
-        periods_now = (await client.get(f"/api/v1/games/{slug}/periods/current")).json()
+        periods_now = (await client.get(f"/api/v1/games/{slug}/leaderboards/main")).json()["windows"]
         run = Run(
             client=client,
             slug=slug,
@@ -405,7 +411,7 @@ async def test_it_refuses_an_increment_that_would_pass_2_pow_53_and_changes_noth
     ]
     for item, expected in steps:
         assert outcome(item) == expected, ("the reference disagrees with the test", item)
-        status, body = await post("scores", item)
+        status, body = await post("leaderboards/main/scores", item)
         if isinstance(expected, str):
             assert (status, body["error"]["code"], body["error"]["field"]) == (422, expected, "score"), item
         else:
@@ -413,19 +419,19 @@ async def test_it_refuses_an_increment_that_would_pass_2_pow_53_and_changes_noth
             assert all((p["score"], p["rank"]) == expected for p in body["periods"].values()), (item, body)
 
     # The refused submission changed neither the score nor the name.
-    board = (await aclient.get("/api/v1/games/overflow/leaderboards/all-time")).json()
+    board = (await aclient.get("/api/v1/games/overflow/leaderboards/main/all-time")).json()
     assert board["entries"] == entries_json(model.ranked("all-time"))
     assert {e["player_id"]: e["display_name"] for e in board["entries"]} == {"a": "Ann", "b": "b"}
 
     # In a batch, the overflowing item fails alone and the items around it apply in order.
     batch = [{"player_id": "a", "score": 1}, {"player_id": "a", "score": -5}, {"player_id": "a", "score": 5}]
-    status, body = await post("scores/batch", {"scores": batch})
+    status, body = await post("scores/batch", {"scores": [on_main(i) for i in batch]})
     assert status == 200, body
     got = [r["error"]["code"] if "error" in r else r["periods"]["all-time"]["score"] for r in body["results"]]
     assert got == ["score_overflow", MAX_SAFE_SCORE - 5, MAX_SAFE_SCORE]
     modelled = [outcome(item) for item in batch]
     assert [o if isinstance(o, str) else o[0] for o in modelled] == got
-    board = (await aclient.get("/api/v1/games/overflow/leaderboards/all-time")).json()
+    board = (await aclient.get("/api/v1/games/overflow/leaderboards/main/all-time")).json()
     assert board["entries"] == entries_json(model.ranked("all-time"))
 
 
@@ -439,23 +445,28 @@ async def test_it_refuses_an_increment_that_overflows_any_one_board_and_touches_
     game_config = await config.get_game("overflow")
     assert game_config is not None
     with clock_at(yesterday):
-        await services.score_submit(game=game_config, player_id="a", score=MAX_SAFE_SCORE - 1)
+        await services.score_submit(
+            game=game_config, board=game_config.boards[0], player_id="a", score=MAX_SAFE_SCORE - 1
+        )
 
     async def post(score: int) -> tuple[int, dict[str, Any]]:
         body = {"player_id": "a", "score": score, "display_name": "Ann"}
         response = await aclient.post(
-            "/api/v1/games/overflow/scores", body, content_type="application/json", headers=auth(raw_key)
+            "/api/v1/games/overflow/leaderboards/main/scores",
+            body,
+            content_type="application/json",
+            headers=auth(raw_key),
         )
         return response.status_code, response.json()
 
     async def board(period: str) -> dict[str, Any]:
-        return (await aclient.get(f"/api/v1/games/overflow/leaderboards/{period}")).json()
+        return (await aclient.get(f"/api/v1/games/overflow/leaderboards/main/{period}")).json()
 
     status, body = await post(2)
     assert (status, body["error"]["code"]) == (422, "score_overflow"), body
     assert (await board("daily"))["total"] == 0, "a refused submission must not reach any board"
     assert (await board("all-time"))["entries"] == [
-        {"rank": 1, "player_id": "a", "display_name": "a", "score": MAX_SAFE_SCORE - 1}
+        {"rank": 1, "player_id": "a", "display_name": "a", "score": MAX_SAFE_SCORE - 1, "metadata": None}
     ]
 
     status, body = await post(-1)

@@ -32,7 +32,11 @@ def config_of(game: Game) -> GameConfig:
 
 def submit(game: Game, player_id: str, name: str | None = None) -> None:
     config = config_of(game)
-    run_sync(lambda: services.score_submit(game=config, player_id=player_id, score=1, display_name=name))
+    run_sync(
+        lambda: services.score_submit(
+            game=config, board=config.boards[0], player_id=player_id, score=1, display_name=name
+        )
+    )
 
 
 def found(game: Game, query: str, limit: int = 20) -> list[tuple[str, str]]:
@@ -111,7 +115,7 @@ def test_it_indexes_names_stored_before_the_index_existed(make_game, monkeypatch
     game = make_game("tetris", max_submissions_per_minute=0)
     config = config_of(game)
     # Enough names for Redis to keep them in a hash table, which HSCAN reads a part at a time.
-    items = [services.Submission(f"p{i:03}", 1, f"Old {i:03}") for i in range(600)]
+    items = [services.Submission(f"p{i:03}", 1, f"Old {i:03}", leaderboard="main") for i in range(600)]
     run_sync(lambda: services.score_submit_many(game=config, items=items))
     # As an older version left them: names without an index.
     run_sync(lambda: get_redis().delete(keys.name_index("tetris"), keys.name_keys("tetris")))
@@ -143,7 +147,12 @@ async def new_game(make_game: Callable[..., Game], slug: str) -> str:
 async def test_it_answers_a_search_over_the_api(make_game):
     client = AsyncClient()
     raw_key = await new_game(make_game, "tetris")
-    body = {"scores": [{"player_id": "p1", "score": 1, "display_name": "Ada"}, {"player_id": "p2", "score": 2}]}
+    body = {
+        "scores": [
+            {"leaderboard": "main", "player_id": "p1", "score": 1, "display_name": "Ada"},
+            {"leaderboard": "main", "player_id": "p2", "score": 2},
+        ]
+    }
     response = await client.post("/api/v1/games/tetris/scores/batch", body, "application/json", headers=auth(raw_key))
     assert response.status_code == 200, response.content
 

@@ -17,11 +17,11 @@ pytestmark = pytest.mark.django_db
 
 def submit(config: GameConfig, player_id: str, score: int, now: dt.datetime | None = None) -> None:
     with clock_at(now):
-        run_sync(lambda: services.score_submit(game=config, player_id=player_id, score=score))
+        run_sync(lambda: services.score_submit(game=config, board=config.boards[0], player_id=player_id, score=score))
 
 
 def board(config: GameConfig, period: str = "daily") -> list[tuple[int, str, int]]:
-    page = run_sync(lambda: selectors.leaderboard_page(game=config, period=period))
+    page = run_sync(lambda: selectors.leaderboard_page(board=config.boards[0], period=period))
     return [(e.rank, e.player_id, e.score) for e in page.entries]
 
 
@@ -46,12 +46,12 @@ def test_it_keeps_the_board_when_the_only_player_comes_back(make_game):
     config = GameConfig.from_model(game, "0")
     submit(config, "solo", 5)
     daily = periods.current("daily", "UTC", clock_now())
-    board_key = keys.board("tetris", "daily", daily.id)
+    board_key = keys.board("tetris.main", "daily", daily.id)
     services.player_set_hidden(game=game, player_id="solo", hidden=True)
     assert not run_sync(lambda: get_redis().exists(board_key))
     # Boards (and so their stashes) have no expiry until their period is archived.
-    assert run_sync(lambda: get_redis().pttl(keys.hidden_stash("tetris", board_key))) == -1
+    assert run_sync(lambda: get_redis().pttl(keys.hidden_stash(board_key))) == -1
     services.player_set_hidden(game=game, player_id="solo", hidden=False)
     assert run_sync(lambda: get_redis().exists(board_key))
-    assert not run_sync(lambda: get_redis().exists(keys.hidden_stash("tetris", board_key)))
+    assert not run_sync(lambda: get_redis().exists(keys.hidden_stash(board_key)))
     assert board(config) == [(1, "solo", 5)]

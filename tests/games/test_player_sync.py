@@ -22,7 +22,11 @@ T0 = dt.datetime(2026, 3, 10, 12, 0, tzinfo=dt.UTC)
 
 def submit(game: GameConfig, player_id: str, score: int, name: str | None = None, now: dt.datetime = T0) -> None:
     with clock_at(now):
-        run_sync(lambda: services.score_submit(game=game, player_id=player_id, score=score, display_name=name))
+        run_sync(
+            lambda: services.score_submit(
+                game=game, board=game.boards[0], player_id=player_id, score=score, display_name=name
+            )
+        )
 
 
 @pytest.fixture

@@ -33,7 +33,7 @@ async def config_for(make_game, slug="tetris", **kwargs) -> GameConfig:
 
 
 async def board_keys(slug: str) -> list[str]:
-    found = [k async for k in get_redis().scan_iter(match=keys.board_pattern(slug))]
+    found = [k async for k in get_redis().scan_iter(match=keys.board_pattern(keys.board_ref(slug, "main")))]
     return sorted(
         k for k in found if k.count(":") == 3 and not k.endswith(("names", "hidden", "recent", "boards", "dirty"))
     )
@@ -43,23 +43,23 @@ async def test_it_lands_in_exactly_one_key_per_period(make_game):
     game = await config_for(make_game, timezone_name="Europe/Paris", mode="increment")
     # 22:59:59 UTC is 23:59:59 in Paris on Sunday the 22nd; a second later it is Monday the 23rd.
     with clock_at(at("2026-11-22T22:59:59+00:00")):
-        await services.score_submit(game=game, player_id="a", score=5)
+        await services.score_submit(game=game, board=game.boards[0], player_id="a", score=5)
     with clock_at(at("2026-11-22T23:00:00+00:00")):
-        await services.score_submit(game=game, player_id="a", score=7)
+        await services.score_submit(game=game, board=game.boards[0], player_id="a", score=7)
     redis = get_redis()
     assert await board_keys("tetris") == [
-        "lb:{tetris}:all-time:all-time",
-        "lb:{tetris}:daily:2026-11-22",
-        "lb:{tetris}:daily:2026-11-23",
-        "lb:{tetris}:monthly:2026-11",
-        "lb:{tetris}:weekly:2026-W47",
-        "lb:{tetris}:weekly:2026-W48",
+        "lb:{tetris.main}:all-time:all-time",
+        "lb:{tetris.main}:daily:2026-11-22",
+        "lb:{tetris.main}:daily:2026-11-23",
+        "lb:{tetris.main}:monthly:2026-11",
+        "lb:{tetris.main}:weekly:2026-W47",
+        "lb:{tetris.main}:weekly:2026-W48",
     ]
     # Stored as sort keys: negated for higher-is-better games.
-    assert await redis.zscore("lb:{tetris}:daily:2026-11-22", "a") == -5
-    assert await redis.zscore("lb:{tetris}:daily:2026-11-23", "a") == -7
-    assert await redis.zscore("lb:{tetris}:monthly:2026-11", "a") == -12
-    assert await redis.zscore("lb:{tetris}:all-time:all-time", "a") == -12
+    assert await redis.zscore("lb:{tetris.main}:daily:2026-11-22", "a") == -5
+    assert await redis.zscore("lb:{tetris.main}:daily:2026-11-23", "a") == -7
+    assert await redis.zscore("lb:{tetris.main}:monthly:2026-11", "a") == -12
+    assert await redis.zscore("lb:{tetris.main}:all-time:all-time", "a") == -12
 
 
 @pytest.mark.parametrize(
@@ -77,9 +77,9 @@ async def test_it_lands_in_exactly_one_key_per_period(make_game):
 async def test_it_rolls_each_period_over_at_its_boundary(make_game, before, after, kind, old_id, new_id):
     game = await config_for(make_game, timezone_name="Europe/Paris", mode="increment")
     with clock_at(at(before)):
-        first = await services.score_submit(game=game, player_id="a", score=1)
+        first = await services.score_submit(game=game, board=game.boards[0], player_id="a", score=1)
     with clock_at(at(after)):
-        second = await services.score_submit(game=game, player_id="a", score=1)
+        second = await services.score_submit(game=game, board=game.boards[0], player_id="a", score=1)
     assert (first.periods[kind].period_id, first.periods[kind].score) == (old_id, 1)
     assert (second.periods[kind].period_id, second.periods[kind].score) == (new_id, 1)
     assert second.periods["all-time"].score == 2
@@ -89,21 +89,21 @@ async def test_it_keeps_period_keys_until_archived_and_schedules_their_close_job
     game = await config_for(make_game, timezone_name="Europe/Paris")
     now = clock_now()
     with clock_at(now):
-        await services.score_submit(game=game, player_id="a", score=1)
+        await services.score_submit(game=game, board=game.boards[0], player_id="a", score=1)
     with clock_at(now):
-        await services.score_submit(game=game, player_id="b", score=2)
+        await services.score_submit(game=game, board=game.boards[0], player_id="b", score=2)
     redis = get_redis()
     grace_ms = settings.ARCHIVE_GRACE_SECS * 1000
-    due = dict(await redis.zrange(keys.close_jobs("tetris"), 0, -1, withscores=True))
+    due = dict(await redis.zrange(keys.close_jobs("tetris.main"), 0, -1, withscores=True))
     expected = {}
     for kind in ("daily", "weekly", "monthly"):
         period = services.periods.current(kind, "Europe/Paris", now)
         # No expiry: the close job sets one once the archive is complete.
-        assert await redis.pttl(keys.board("tetris", kind, period.id)) == -1
+        assert await redis.pttl(keys.board("tetris.main", kind, period.id)) == -1
         expected[f"{kind}:{period.id}"] = period.ends_at_ms + grace_ms
     assert due == expected  # one job per period, scheduled once
-    assert await redis.ttl(keys.board("tetris", "all-time", "all-time")) == -1
-    assert not await redis.exists(keys.player_spam("tetris", "a"))  # no anti-spam window when unlimited
+    assert await redis.ttl(keys.board("tetris.main", "all-time", "all-time")) == -1
+    assert not await redis.exists(keys.player_spam("tetris.main", "a"))  # no anti-spam window when unlimited
     assert await redis.llen(keys.recent("tetris")) == 2
 
 
@@ -111,13 +111,13 @@ async def test_it_appends_each_applied_submission_to_the_ledger(make_game):
     game = await config_for(make_game, mode="increment", max_submissions_per_minute=0)
     now = clock_now()
     with clock_at(now):
-        await services.score_submit(game=game, player_id="a", score=5, display_name="Ada")
+        await services.score_submit(game=game, board=game.boards[0], player_id="a", score=5, display_name="Ada")
     with clock_at(now):
-        await services.score_submit(game=game, player_id="a", score=-2)
+        await services.score_submit(game=game, board=game.boards[0], player_id="a", score=-2)
     with pytest.raises(ServiceError), clock_at(now):
-        await services.score_submit(game=game, player_id="a", score=10**16)  # refused: not logged
+        await services.score_submit(game=game, board=game.boards[0], player_id="a", score=10**16)  # refused: not logged
 
-    entries = await get_redis().xrange(keys.ledger("tetris"))
+    entries = await get_redis().xrange(keys.ledger("tetris.main"))
 
     assert [fields for _, fields in entries] == [
         {"k": "submit", "p": "a", "v": "5", "n": "Ada", "m": "increment", "t": str(int(now.timestamp() * 1000))},
@@ -129,10 +129,10 @@ async def test_it_bounds_the_recent_list_and_the_spam_window(make_game, settings
     settings.RECENT_SUBMISSIONS_MAX = 3
     game = await config_for(make_game, max_submissions_per_minute=100)
     for i in range(5):
-        await services.score_submit(game=game, player_id="a", score=i)
+        await services.score_submit(game=game, board=game.boards[0], player_id="a", score=i)
     redis = get_redis()
     assert await redis.llen(keys.recent("tetris")) == 3
-    assert 0 < await redis.pttl(keys.player_spam("tetris", "a")) <= services.PLAYER_SPAM_WINDOW_MS
+    assert 0 < await redis.pttl(keys.player_spam("tetris.main", "a")) <= services.PLAYER_SPAM_WINDOW_MS
 
 
 @pytest.mark.parametrize(
@@ -148,54 +148,64 @@ async def test_it_bounds_the_recent_list_and_the_spam_window(make_game, settings
 async def test_it_applies_each_scoring_mode(make_game, mode, order, submissions, expected):
     game = await config_for(make_game, mode=mode, order=order)
     for score in submissions:
-        result = await services.score_submit(game=game, player_id="a", score=score)
+        result = await services.score_submit(game=game, board=game.boards[0], player_id="a", score=score)
     assert {s.score for s in result.periods.values()} == {expected}
 
 
 async def test_it_refuses_a_total_past_2_pow_53_and_changes_nothing(make_game):
     game = await config_for(make_game, mode="increment")
-    await services.score_submit(game=game, player_id="a", score=MAX_SAFE_SCORE)
+    await services.score_submit(game=game, board=game.boards[0], player_id="a", score=MAX_SAFE_SCORE)
     with pytest.raises(ServiceError) as error:
-        await services.score_submit(game=game, player_id="a", score=1)
+        await services.score_submit(game=game, board=game.boards[0], player_id="a", score=1)
     assert (error.value.status, error.value.code, error.value.field) == (422, "score_overflow", "score")
-    result = await services.score_submit(game=game, player_id="a", score=-1)
+    result = await services.score_submit(game=game, board=game.boards[0], player_id="a", score=-1)
     assert result.periods["all-time"].score == MAX_SAFE_SCORE - 1
 
 
 async def test_it_keeps_extreme_scores_exact(make_game):
     game = await config_for(make_game, mode="latest")
     for value in (MAX_SAFE_SCORE, -MAX_SAFE_SCORE, MAX_SAFE_SCORE - 1, 0):
-        result = await services.score_submit(game=game, player_id="a", score=value)
+        result = await services.score_submit(game=game, board=game.boards[0], player_id="a", score=value)
         assert result.periods["daily"].score == value
 
 
-async def test_it_keeps_every_key_of_a_game_on_one_cluster_slot(make_game):
+async def test_it_keeps_each_scripts_keys_on_one_cluster_slot(make_game):
+    """A board's script touches only {game.board} keys, the game's script only {game} keys,
+    and everything a submission stores is on one of the two slots (or the live change set)."""
     game = await config_for(make_game, slug="space-race", max_submissions_per_minute=5)
+    board = game.boards[0]
     now = clock_now()
-    current = [services.periods.current(kind, game.timezone, now) for kind in game.periods]
+    now_ms = int(now.timestamp() * 1000)
     queued = [
-        services._Queued(0, services.Submission("p", 1), services.Idempotency("abcd1234", "k", "f")),
-        services._Queued(1, services.Submission("q", 2), None),
+        services._Queued(
+            0, services.Submission("p", 1, leaderboard="main"), board, services.Idempotency("abcd1234", "k", "f")
+        ),
+        services._Queued(1, services.Submission("q", 2, leaderboard="main"), board, None),
     ]
-    key_list, _ = services._chunk_call(game, queued, now, current)
-    await services.score_submit(game=game, player_id="p", score=1)
+    board_keys, _ = services._board_call(board, queued, now_ms, services.periods.board_current(board, now), 5)
+    game_keys, _ = services._game_call(game, [(q, True) for q in queued], now_ms, True)
+    board_slot, game_slot = key_slot(b"{space-race.main}"), key_slot(b"{space-race}")
+    assert {key_slot(k.encode()) for k in board_keys} == {board_slot}
+    assert {key_slot(k.encode()) for k in game_keys} == {game_slot}
+
+    await services.score_submit(game=game, board=board, player_id="p", score=1)
     builders = [
-        keys.boards_index("space-race"),
-        keys.hidden_stash("space-race", keys.board("space-race", "daily", "2026-11-22")),
-        keys.config_version("space-race"),
-        keys.api_rate("space-race", "abcd1234"),
-        keys.api_last_used("space-race"),
-        keys.idempotency("space-race", "abcd1234", "k", 7),
+        keys.boards_index("space-race.main"),
+        keys.hidden_stash(keys.board("space-race.main", "daily", "2026-11-22")),
+        keys.idempotency("space-race.main", "abcd1234", "k", 7),
     ]
-    stored = [k async for k in get_redis().scan_iter(match="*")]
-    slots = {key_slot(k.encode()) for k in [*key_list, *builders, *stored]}
-    assert slots == {key_slot(b"{space-race}")}
+    assert {key_slot(k.encode()) for k in builders} == {board_slot}
+    assert {key_slot(k.encode()) for k in (keys.config_version("space-race"), keys.api_rate("space-race", "x"))} == {
+        game_slot
+    }
+    stored = [k async for k in get_redis().scan_iter(match="*") if k != keys.live_changes()]
+    assert {key_slot(k.encode()) for k in stored} == {board_slot, game_slot}
     assert len(stored) >= 8
 
 
 async def test_it_calls_scripts_by_sha_and_reloads_them_after_a_flush(make_game):
     game = await config_for(make_game)
     await get_redis().script_flush()
-    result = await services.score_submit(game=game, player_id="a", score=3)
+    result = await services.score_submit(game=game, board=game.boards[0], player_id="a", score=3)
     assert result.periods["daily"].rank == 1
     assert (await get_redis().script_exists(games_scripts.SUBMIT_SCORE.sha)) == [True]

@@ -21,7 +21,7 @@ def test_it_posts_through_the_http_api_and_revokes_its_key(asgi_live_server, mak
     game = make_game("demo", max_submissions_per_minute=0)
     call_command("simulate", "demo", "--url", asgi_live_server, "--rate", "40", "--duration", "1.5")
     config_ = GameConfig.from_model(game, "0")
-    board = run_sync(lambda: selectors.leaderboard_page(game=config_, period="all-time"))
+    board = run_sync(lambda: selectors.leaderboard_page(board=config_.boards[0], period="all-time"))
     assert board.total > 0
     keys = ApiKey.objects.filter(game=game, name="simulator")
     assert keys.count() == 1
@@ -63,7 +63,10 @@ def test_it_shows_only_the_players_in_a_session_online(asgi_live_server, make_ga
     config = GameConfig.from_model(game, "0")
     run_sync(
         lambda: services.score_import(
-            game=config, items=[services.Submission(f"p{i}", i, None) for i in range(80)], at=clock.now()
+            game=config,
+            board=config.boards[0],
+            items=[services.Submission(f"p{i}", i, None, leaderboard="main") for i in range(80)],
+            at=clock.now(),
         )
     )
     assert run_sync(lambda: presence_selectors.presence_page(game=config, limit=1)).online == 0

@@ -24,7 +24,7 @@ async def test_it_serves_the_api_through_the_lean_handler(http, make_game):
     game = await sync_to_async(make_game)("tetris")
     _, raw = await sync_to_async(apikeys.api_key_create)(game=game)
     posted = await http.post(
-        "/api/v1/games/tetris/scores",
+        "/api/v1/games/tetris/leaderboards/main/scores",
         json={"player_id": "a", "score": 3},
         headers={"Authorization": f"Bearer {raw}", "Idempotency-Key": "k1"},
     )
@@ -33,12 +33,12 @@ async def test_it_serves_the_api_through_the_lean_handler(http, make_game):
     assert posted.headers["RateLimit-Policy"] == '"api-key";q=6000;w=60, "items";q=60000;w=60'
     assert posted.headers["X-Content-Type-Options"] == "nosniff"
     again = await http.post(
-        "/api/v1/games/tetris/scores",
+        "/api/v1/games/tetris/leaderboards/main/scores",
         json={"player_id": "a", "score": 3},
         headers={"Authorization": f"Bearer {raw}", "Idempotency-Key": "k1"},
     )
     assert again.headers["Idempotent-Replayed"] == "true"
-    board = await http.get("/api/v1/games/tetris/leaderboards/daily")
+    board = await http.get("/api/v1/games/tetris/leaderboards/main/daily")
     assert board.json()["entries"][0]["player_id"] == "a"
 
 
@@ -80,11 +80,11 @@ async def test_it_refuses_a_link_code_for_a_foreign_host_and_stores_nothing(http
 
 
 async def test_it_answers_head_on_the_production_path(http, key):
-    get = await http.get("/api/v1/games/tetris/leaderboards/daily")
-    head = await http.head("/api/v1/games/tetris/leaderboards/daily")
+    get = await http.get("/api/v1/games/tetris/leaderboards/main/daily")
+    head = await http.head("/api/v1/games/tetris/leaderboards/main/daily")
     assert head.status_code == 200 and head.content == b""
     assert head.headers["content-length"] == str(len(get.content))
-    refused = await http.head("/api/v1/games/tetris/scores")
+    refused = await http.head("/api/v1/games/tetris/leaderboards/main/scores")
     assert refused.status_code == 405 and refused.content == b""
 
 
@@ -96,7 +96,9 @@ async def test_it_answers_a_bug_with_a_json_500_and_no_traceback_even_in_debug(h
 
     monkeypatch.setattr(game_services, "score_submit", broken)
     response = await http.post(
-        "/api/v1/games/tetris/scores", json={"player_id": "a", "score": 1}, headers={"Authorization": f"Bearer {key}"}
+        "/api/v1/games/tetris/leaderboards/main/scores",
+        json={"player_id": "a", "score": 1},
+        headers={"Authorization": f"Bearer {key}"},
     )
 
     assert response.status_code == 500
@@ -111,7 +113,7 @@ async def test_it_answers_a_bug_with_a_json_500_and_no_traceback_even_in_debug(h
 
 
 async def test_it_answers_503_on_the_production_path_while_redis_is_unreachable(http, key, redis_unreachable):
-    response = await http.get("/api/v1/games/tetris/leaderboards/daily")
+    response = await http.get("/api/v1/games/tetris/leaderboards/main/daily")
     assert response.status_code == 503
     assert response.headers["retry-after"] == "5"
     page = await http.get("/games/tetris/")

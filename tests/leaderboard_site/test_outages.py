@@ -130,7 +130,9 @@ async def _post_increments(stack: Stack, stop: asyncio.Event, player: str, tally
     async with httpx.AsyncClient(base_url=stack.base_url, timeout=10) as client:
         while not stop.is_set():
             response = await client.post(
-                f"/api/v1/games/{SLUG}/scores", json={"player_id": player, "score": 1}, headers=stack.auth()
+                f"/api/v1/games/{SLUG}/leaderboards/main/scores",
+                json={"player_id": player, "score": 1},
+                headers=stack.auth(),
             )
             tally["statuses"][response.status_code] += 1
             if response.status_code == 200:
@@ -160,7 +162,7 @@ def test_it_loses_no_acknowledged_score_when_redis_is_killed_under_load(stack):
 
     assert_only_ok_or_unavailable(tally["statuses"], tally["refusals"])
     assert tally["statuses"][503] > 0, "the kill went unnoticed: the test proved nothing"
-    board = httpx.get(f"{stack.base_url}/api/v1/games/{SLUG}/leaderboards/all-time?limit=200").json()
+    board = httpx.get(f"{stack.base_url}/api/v1/games/{SLUG}/leaderboards/main/all-time?limit=200").json()
     scores = {e["player_id"]: e["score"] for e in board["entries"]}
     for player in players:
         # Every acknowledged score is there; a 503'd one may or may not have been applied.
@@ -171,7 +173,7 @@ def test_it_answers_a_hung_redis_with_503_within_about_a_second_and_recovers(sta
     stack.redis.send_signal(signal.SIGSTOP)
     try:
         started = time.monotonic()
-        response = httpx.get(f"{stack.base_url}/api/v1/games/{SLUG}/leaderboards/daily", timeout=10)
+        response = httpx.get(f"{stack.base_url}/api/v1/games/{SLUG}/leaderboards/main/daily", timeout=10)
         elapsed = time.monotonic() - started
         page = httpx.get(f"{stack.base_url}/games/{SLUG}/", timeout=10)
         refused_socket = asyncio.run(_socket_close_code(stack))
@@ -182,7 +184,7 @@ def test_it_answers_a_hung_redis_with_503_within_about_a_second_and_recovers(sta
     assert elapsed < 3.0, f"waited {elapsed:.1f} s"
     assert page.status_code == 503
     assert refused_socket == 1013
-    assert httpx.get(f"{stack.base_url}/api/v1/games/{SLUG}/leaderboards/daily").status_code == 200
+    assert httpx.get(f"{stack.base_url}/api/v1/games/{SLUG}/leaderboards/main/daily").status_code == 200
 
 
 async def _socket_close_code(stack: Stack) -> int | None:
@@ -201,7 +203,7 @@ def test_it_serves_the_first_requests_after_a_redis_restart_without_errors(stack
     async def burst(count: int) -> Counter[int]:
         limits = httpx.Limits(max_connections=count)
         async with httpx.AsyncClient(base_url=stack.base_url, timeout=10, limits=limits) as client:
-            path = f"/api/v1/games/{SLUG}/leaderboards/all-time"
+            path = f"/api/v1/games/{SLUG}/leaderboards/main/all-time"
             responses = await asyncio.gather(*(client.get(path) for _ in range(count)))
         return Counter(r.status_code for r in responses)
 
@@ -219,7 +221,7 @@ def test_it_answers_400_concurrent_reads_without_an_error(stack):
     async def reads() -> Counter[int]:
         limits = httpx.Limits(max_connections=400)
         async with httpx.AsyncClient(base_url=stack.base_url, timeout=30, limits=limits) as client:
-            path = f"/api/v1/games/{SLUG}/leaderboards/all-time?limit=100"
+            path = f"/api/v1/games/{SLUG}/leaderboards/main/all-time?limit=100"
             responses = await asyncio.gather(*(client.get(path) for _ in range(400)))
         return Counter(r.status_code for r in responses)
 
@@ -231,7 +233,7 @@ def test_it_answers_503_while_the_database_is_unreachable_and_recovers(stack):
     stack.db_path.rename(moved)
     stack.db_path.mkdir()  # where the file was, a directory: every new connection fails
     try:
-        api = httpx.get(f"{stack.base_url}/api/v1/games/{SLUG}/periods")
+        api = httpx.get(f"{stack.base_url}/api/v1/games/{SLUG}/leaderboards/main/periods")
         page = httpx.get(f"{stack.base_url}/games/{SLUG}/history/")
         health = httpx.get(f"{stack.base_url}/healthz")
     finally:
@@ -241,4 +243,4 @@ def test_it_answers_503_while_the_database_is_unreachable_and_recovers(stack):
     assert (api.status_code, api.headers["retry-after"], api.json()["error"]["code"]) == (503, "5", "unavailable")
     assert page.status_code == 503 and "Back in a moment" in page.text
     assert health.status_code == 503
-    assert httpx.get(f"{stack.base_url}/api/v1/games/{SLUG}/periods").status_code == 200
+    assert httpx.get(f"{stack.base_url}/api/v1/games/{SLUG}/leaderboards/main/periods").status_code == 200

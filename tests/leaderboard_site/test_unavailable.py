@@ -17,11 +17,11 @@ from tests.conftest import auth, forget_redis_clients
 pytestmark = pytest.mark.django_db(transaction=True)
 
 API_READS = [
-    "/api/v1/games/tetris/leaderboards/daily",
-    "/api/v1/games/tetris/leaderboards/daily/players/ada",
-    "/api/v1/games/tetris/leaderboards/daily/players/ada/around",
-    "/api/v1/games/tetris/leaderboards/daily/players?ids=ada,bob",
-    "/api/v1/games/tetris/leaderboards/daily/2026-03-01",
+    "/api/v1/games/tetris/leaderboards/main/daily",
+    "/api/v1/games/tetris/leaderboards/main/daily/players/ada",
+    "/api/v1/games/tetris/leaderboards/main/daily/players/ada/around",
+    "/api/v1/games/tetris/leaderboards/main/daily/players?ids=ada,bob",
+    "/api/v1/games/tetris/leaderboards/main/daily/2026-03-01",
     "/api/v1/games/tetris/recent",
     "/api/v1/games/tetris/presence",
     "/api/v1/games/tetris/presence/ada",
@@ -43,14 +43,14 @@ def assert_unavailable_json(response) -> None:
 
 async def test_it_answers_writes_with_503_json_and_retry_after(aclient, key, redis_unreachable):
     score = await aclient.post(
-        "/api/v1/games/tetris/scores",
+        "/api/v1/games/tetris/leaderboards/main/scores",
         {"player_id": "ada", "score": 5},
         content_type="application/json",
         headers=auth(key),
     )
     batch = await aclient.post(
         "/api/v1/games/tetris/scores/batch",
-        {"scores": [{"player_id": "ada", "score": 5}]},
+        {"scores": [{"leaderboard": "main", "player_id": "ada", "score": 5}]},
         content_type="application/json",
         headers=auth(key),
     )
@@ -83,11 +83,15 @@ async def test_it_recovers_by_itself_when_redis_is_back(aclient, key, settings):
     body = {"player_id": "ada", "score": 5}
     settings.REDIS_URL = "redis://127.0.0.1:1/0"
     forget_redis_clients()
-    down = await aclient.post("/api/v1/games/tetris/scores", body, content_type="application/json", headers=auth(key))
+    down = await aclient.post(
+        "/api/v1/games/tetris/leaderboards/main/scores", body, content_type="application/json", headers=auth(key)
+    )
     settings.REDIS_URL = original
     forget_redis_clients()
 
-    up = await aclient.post("/api/v1/games/tetris/scores", body, content_type="application/json", headers=auth(key))
+    up = await aclient.post(
+        "/api/v1/games/tetris/leaderboards/main/scores", body, content_type="application/json", headers=auth(key)
+    )
 
     assert (down.status_code, up.status_code) == (503, 200)
 

@@ -27,7 +27,11 @@ def game(make_game) -> Game:
 
 def submit(game: Game, player_id: str, score: int, name: str | None = None) -> None:
     config = GameConfig.from_model(game, "0")
-    run_sync(lambda: services.score_submit(game=config, player_id=player_id, score=score, display_name=name))
+    run_sync(
+        lambda: services.score_submit(
+            game=config, board=config.boards[0], player_id=player_id, score=score, display_name=name
+        )
+    )
 
 
 def change_url(game: Game) -> str:

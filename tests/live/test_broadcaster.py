@@ -55,9 +55,11 @@ async def follow(ws: WebsocketCommunicator, player_ids: list[str]) -> list[dict[
 
 async def board_rows(game: GameConfig, period: str, limit: int = 100) -> tuple[int, list[dict[str, Any]]]:
     """The board's rows as live messages carry them: with whether each player is online."""
-    board = await selectors.leaderboard_page(game=game, period=period, limit=limit)
+    board = await selectors.leaderboard_page(board=game.boards[0], period=period, limit=limit)
     online = await presence_selectors.online_among(game=game, player_ids=[e.player_id for e in board.entries])
-    return board.total, [{**dataclasses.asdict(e), "online": e.player_id in online} for e in board.entries]
+    return board.total, [
+        {**dataclasses.asdict(e), "shown": f"{e.score:,}", "online": e.player_id in online} for e in board.entries
+    ]
 
 
 def standings_of(messages: list[dict[str, Any]], period: str) -> list[dict[str, Any]]:
@@ -78,7 +80,7 @@ async def test_it_sends_one_standings_per_board_per_tick_however_many_submission
     await subscribe(both, "all-time")
     await subscribe(daily_only, "daily")
     for i in range(50):
-        await services.score_submit(game=game, player_id=f"p{i:02}", score=(i * 37) % 101)
+        await services.score_submit(game=game, board=game.boards[0], player_id=f"p{i:02}", score=(i * 37) % 101)
 
     report = await broadcaster.tick(state=broadcaster.BroadcasterState(), games=[game])
 
@@ -96,7 +98,7 @@ async def test_it_sends_nothing_on_a_tick_without_submissions(make_game, sockets
     ws = await sockets.open()
     await subscribe(ws, "daily")
     state = broadcaster.BroadcasterState()
-    await services.score_submit(game=game, player_id="a", score=1)
+    await services.score_submit(game=game, board=game.boards[0], player_id="a", score=1)
     await broadcaster.tick(state=state, games=[game])
     assert len(await drain(ws)) == 1
 
@@ -116,7 +118,7 @@ async def test_it_numbers_each_boards_standings_consecutively(make_game, sockets
 
     for round_ in range(6):
         if round_ != 3:  # a quiet tick takes no version
-            await services.score_submit(game=game, player_id=f"p{round_}", score=round_)
+            await services.score_submit(game=game, board=game.boards[0], player_id=f"p{round_}", score=round_)
         await broadcaster.tick(state=state, games=[game])
         for message in await drain(ws):
             seen[message["period"]].append(message["version"])
@@ -138,7 +140,9 @@ async def test_it_never_repeats_a_version_with_two_broadcasters_racing(make_game
         submitted = 0
         while loop.time() < deadline:
             # Scores only rise ("best" mode), so every submission changes the board.
-            await services.score_submit(game=game, player_id=f"p{submitted % 40}", score=submitted)
+            await services.score_submit(
+                game=game, board=game.boards[0], player_id=f"p{submitted % 40}", score=submitted
+            )
             submitted += 1
             await asyncio.sleep(0.002)
         received = await drain(ws)
@@ -153,7 +157,7 @@ async def test_it_never_repeats_a_version_with_two_broadcasters_racing(make_game
 
         stops[0].set()
         await runners[0]
-        await services.score_submit(game=game, player_id="late", score=10**6)
+        await services.score_submit(game=game, board=game.boards[0], player_id="late", score=10**6)
         late = await ws.receive_json_from(timeout=2)
         assert late["type"] == "standings"
         assert late["entries"][0]["player_id"] == "late"
@@ -174,7 +178,7 @@ async def test_it_bounds_the_messages_of_a_burst_by_the_tick_rate(make_game, soc
     try:
         started = loop.time()
         for i in range(COALESCE_SUBMISSIONS):
-            await services.score_submit(game=game, player_id=f"p{i:04}", score=i)
+            await services.score_submit(game=game, board=game.boards[0], player_id=f"p{i:04}", score=i)
             ahead = started + COALESCE_SPREAD_SECS * (i + 1) / COALESCE_SUBMISSIONS - loop.time()
             if ahead > 0:
                 await asyncio.sleep(ahead)
@@ -209,7 +213,7 @@ async def test_it_announces_a_period_rollover_once(make_game, sockets):
     new_period = periods.current("daily", zone, after)
     first, second = broadcaster.BroadcasterState(), broadcaster.BroadcasterState()
 
-    # The first sighting only records the current ids: nothing rolled over that anyone saw.
+    # Before the boundary no rollover is due.
     with clock_at(before):
         assert (await broadcaster.tick(state=first, games=[game])).resets == 0
     with clock_at(before):
@@ -220,6 +224,7 @@ async def test_it_announces_a_period_rollover_once(make_game, sockets):
         assert (await broadcaster.tick(state=first, games=[game])).resets == 1
     assert await ws.receive_json_from(timeout=2) == {
         "type": "reset",
+        "leaderboard": "main",
         "period": "daily",
         "period_id": new_period.id,
         "resets_at": iso(new_period.ends_at),
@@ -231,7 +236,7 @@ async def test_it_announces_a_period_rollover_once(make_game, sockets):
 
     # The new period's board counts versions from 1, and the socket takes them.
     with clock_at(after):
-        await services.score_submit(game=game, player_id="a", score=5)
+        await services.score_submit(game=game, board=game.boards[0], player_id="a", score=5)
     with clock_at(after):
         assert (await broadcaster.tick(state=second, games=[game])).standings == 2
     standings = await ws.receive_json_from(timeout=2)
@@ -250,7 +255,7 @@ async def test_it_sends_a_followed_player_only_when_their_score_or_rank_changed(
 
     async def after(*scores: tuple[str, int]) -> tuple[broadcaster.TickReport, list[dict[str, Any]]]:
         for player_id, score in scores:
-            await services.score_submit(game=game, player_id=player_id, score=score)
+            await services.score_submit(game=game, board=game.boards[0], player_id=player_id, score=score)
         report = await broadcaster.tick(state=state, games=[game])
         return report, await drain(ws)
 
@@ -260,6 +265,7 @@ async def test_it_sends_a_followed_player_only_when_their_score_or_rank_changed(
     assert received[1]["periods"]["all-time"] == {
         "period_id": "all-time",
         "score": 10,
+        "shown": "10",
         "rank": 1,
         "total": 1,
         "percentile": 0.0,
@@ -281,6 +287,7 @@ async def test_it_sends_a_followed_player_only_when_their_score_or_rank_changed(
     assert received[1]["periods"]["all-time"] == {
         "period_id": "all-time",
         "score": 10,
+        "shown": "10",
         "rank": 2,
         "total": 3,
         "percentile": 33.33,
@@ -291,6 +298,7 @@ async def test_it_sends_a_followed_player_only_when_their_score_or_rank_changed(
     assert received[1]["periods"]["all-time"] == {
         "period_id": "all-time",
         "score": 30,
+        "shown": "30",
         "rank": 1,
         "total": 3,
         "percentile": 66.67,
@@ -302,7 +310,7 @@ async def test_it_drops_follows_that_lapsed(make_game, sockets):
     ws = await sockets.open()
     await subscribe(ws, "all-time")
     await follow(ws, ["a"])
-    await services.score_submit(game=game, player_id="a", score=1)
+    await services.score_submit(game=game, board=game.boards[0], player_id="a", score=1)
     now = clock_now()
     with clock_at(now):
         assert await live_selectors.followed_players(game=game) == ["a"]
@@ -349,21 +357,21 @@ async def test_it_consumes_dirty_marks_of_past_periods_without_sending(make_game
 
     # A late write to yesterday's board, then hiding its player (which touches every kept board).
     with clock_at(yesterday):
-        await services.score_submit(game=game, player_id="a", score=5)
-    assert await client.zcard(keys.dirty(game.slug)) == 1
+        await services.score_submit(game=game, board=game.boards[0], player_id="a", score=5)
+    assert await client.zcard(keys.dirty(keys.board_ref(game.slug, "main"))) == 1
     with clock_at(now):
         assert (await broadcaster.tick(state=state, games=[game])).standings == 0
     with clock_at(now):
         await sync_to_async(services.player_set_hidden)(game=game_model, player_id="a", hidden=True)
-    assert await client.zcard(keys.dirty(game.slug)) == 1
+    assert await client.zcard(keys.dirty(keys.board_ref(game.slug, "main"))) == 1
     with clock_at(now):
         assert (await broadcaster.tick(state=state, games=[game])).standings == 0
 
-    assert await client.zcard(keys.dirty(game.slug)) == 0
+    assert await client.zcard(keys.dirty(keys.board_ref(game.slug, "main"))) == 0
     assert await ws.receive_nothing(timeout=QUIET_SECS)
     # Today's board still goes out.
     with clock_at(now):
-        await services.score_submit(game=game, player_id="b", score=1)
+        await services.score_submit(game=game, board=game.boards[0], player_id="b", score=1)
     with clock_at(now):
         assert (await broadcaster.tick(state=state, games=[game])).standings == 1
     assert [e["player_id"] for e in (await ws.receive_json_from(timeout=2))["entries"]] == ["b"]

@@ -38,14 +38,16 @@ async def tick(game: GameConfig, state: broadcaster.BroadcasterState | None = No
 
 async def submit(game: GameConfig, *scores: tuple[str, int]) -> None:
     for player_id, score in scores:
-        await services.score_submit(game=game, player_id=player_id, score=score)
+        await services.score_submit(game=game, board=game.boards[0], player_id=player_id, score=score)
 
 
 async def board_rows(game: GameConfig, period: str, limit: int) -> tuple[int, list[dict[str, Any]]]:
     """The board's rows as live messages carry them: with whether each player is online."""
-    board = await selectors.leaderboard_page(game=game, period=period, limit=limit)
+    board = await selectors.leaderboard_page(board=game.boards[0], period=period, limit=limit)
     online = await presence_selectors.online_among(game=game, player_ids=[e.player_id for e in board.entries])
-    return board.total, [{**dataclasses.asdict(e), "online": e.player_id in online} for e in board.entries]
+    return board.total, [
+        {**dataclasses.asdict(e), "shown": f"{e.score:,}", "online": e.player_id in online} for e in board.entries
+    ]
 
 
 async def handled(ws: WebsocketCommunicator) -> None:
@@ -73,7 +75,7 @@ async def test_it_answers_a_subscribe_with_a_snapshot_trimmed_to_the_limit(make_
 
     total, rows = await board_rows(game, "daily", 3)
     assert snapshot["period"] == "daily"
-    assert snapshot["period_id"] == (await selectors.leaderboard_page(game=game, period="daily")).period.id
+    assert snapshot["period_id"] == (await selectors.leaderboard_page(board=game.boards[0], period="daily")).period.id
     assert snapshot["resets_at"] is not None
     assert (snapshot["version"], snapshot["total"], snapshot["entries"]) == (0, total, rows)
     assert [e["player_id"] for e in snapshot["entries"]] == ["p7", "p6", "p5"]
@@ -185,14 +187,15 @@ async def test_it_answers_a_follow_with_each_followed_player_on_a_subscribed_boa
 
     players = {m["player_id"]: m for m in await drain(ws)}
     assert set(players) == {"a", "c"}
-    daily_id = (await selectors.leaderboard_page(game=game, period="daily")).period.id
+    daily_id = (await selectors.leaderboard_page(board=game.boards[0], period="daily")).period.id
     assert players["c"] == {
         "type": "player",
+        "leaderboard": "main",
         "player_id": "c",
         "display_name": "c",
         "periods": {
-            "daily": {"period_id": daily_id, "score": 10, "rank": 3, "total": 3, "percentile": 0.0},
-            "all-time": {"period_id": "all-time", "score": 10, "rank": 3, "total": 3, "percentile": 0.0},
+            "daily": {"period_id": daily_id, "score": 10, "shown": "10", "rank": 3, "total": 3, "percentile": 0.0},
+            "all-time": {"period_id": "all-time", "score": 10, "shown": "10", "rank": 3, "total": 3, "percentile": 0.0},
         },
     }
     assert players["a"]["periods"]["all-time"]["rank"] == 1
@@ -211,7 +214,7 @@ async def test_it_sends_followed_players_when_a_board_is_subscribed_after_the_fo
     (player,) = await drain(ws)
     assert player["player_id"] == "b"
     assert player["periods"] == {
-        "all-time": {"period_id": "all-time", "score": 20, "rank": 2, "total": 2, "percentile": 0.0}
+        "all-time": {"period_id": "all-time", "score": 20, "shown": "20", "rank": 2, "total": 2, "percentile": 0.0}
     }
 
 
@@ -231,7 +234,7 @@ async def test_it_pushes_a_followed_player_who_moved_with_only_the_subscribed_pe
     assert [m["type"] for m in messages] == ["standings", "player"]
     assert messages[1]["player_id"] == "b"
     assert messages[1]["periods"] == {
-        "all-time": {"period_id": "all-time", "score": 20, "rank": 3, "total": 3, "percentile": 0.0}
+        "all-time": {"period_id": "all-time", "score": 20, "shown": "20", "rank": 3, "total": 3, "percentile": 0.0}
     }
 
 
@@ -447,7 +450,7 @@ async def test_it_closes_the_watchers_of_a_board_with_1012_when_asked(make_game,
     await subscribe(daily_watcher, "daily")
     await subscribe(all_time_watcher, "all-time")
 
-    await events.send_reconnect("tetris", "daily")
+    await events.send_reconnect("tetris.main", "daily")
 
     assert await daily_watcher.receive_output(timeout=2) == {"type": "websocket.close", "code": 1012}
     assert await all_time_watcher.receive_nothing(timeout=QUIET_SECS)
@@ -460,7 +463,7 @@ async def test_it_does_not_close_a_socket_that_unsubscribed(make_game, sockets):
     await ws.send_json_to({"action": "unsubscribe", "period": "daily"})
     await handled(ws)
 
-    await events.send_reconnect("tetris", "daily")
+    await events.send_reconnect("tetris.main", "daily")
 
     assert await ws.receive_nothing(timeout=QUIET_SECS)
 
@@ -479,9 +482,17 @@ async def test_it_never_sends_a_version_the_socket_already_has(make_game, socket
     assert snapshot["version"] == 3
 
     layer = get_channel_layer()
-    group = events.board_group("tetris", "all-time")
+    group = events.board_group("tetris.main", "all-time")
     entries = [
-        {"rank": i + 1, "player_id": f"x{i}", "display_name": f"x{i}", "score": 100 - i, "online": False}
+        {
+            "rank": i + 1,
+            "player_id": f"x{i}",
+            "display_name": f"x{i}",
+            "score": 100 - i,
+            "shown": str(100 - i),
+            "metadata": None,
+            "online": False,
+        }
         for i in range(5)
     ]
     stale = {**snapshot, "entries": entries}
@@ -510,8 +521,8 @@ async def test_it_accepts_version_1_of_a_new_period_after_a_reset(make_game, soc
     assert snapshot["version"] == 2
 
     layer = get_channel_layer()
-    group = events.board_group("tetris", "daily")
-    reset = {"type": "reset", "period": "daily", "period_id": "2099-01-01", "resets_at": None}
+    group = events.board_group("tetris.main", "daily")
+    reset = {"type": "reset", "leaderboard": "main", "period": "daily", "period_id": "2099-01-01", "resets_at": None}
     await layer.group_send(group, {"type": "live.event", "payload": reset})
     fresh = {**snapshot, "period_id": "2099-01-01", "version": 1, "total": 0, "entries": []}
     await layer.group_send(group, {"type": "live.event", "payload": fresh})
@@ -551,8 +562,8 @@ async def test_it_drops_a_late_standings_of_the_previous_period_after_a_reset(ma
     ws = await sockets.open()
     snapshot = await subscribe(ws, "daily")
     layer = get_channel_layer()
-    group = events.board_group("tetris", "daily")
-    reset = {"type": "reset", "period": "daily", "period_id": "2099-01-01", "resets_at": None}
+    group = events.board_group("tetris.main", "daily")
+    reset = {"type": "reset", "leaderboard": "main", "period": "daily", "period_id": "2099-01-01", "resets_at": None}
     late = {**snapshot, "version": 3, "entries": [], "total": 9}
     fresh = {**snapshot, "period_id": "2099-01-01", "version": 1, "total": 0, "entries": []}
 
@@ -565,13 +576,13 @@ async def test_it_drops_a_late_standings_of_the_previous_period_after_a_reset(ma
 async def test_it_sends_display_names_as_raw_strings(make_game, sockets):
     game = await make_config(make_game, periods_kept=["all-time"])
     name = "<script>alert('x')</script> & \"Bob\""
-    await services.score_submit(game=game, player_id="bob", score=5, display_name=name)
+    await services.score_submit(game=game, board=game.boards[0], player_id="bob", score=5, display_name=name)
     ws = await sockets.open()
 
     snapshot = await subscribe(ws, "all-time")
     await ws.send_json_to({"action": "follow", "player_ids": ["bob"]})
     followed = await ws.receive_json_from()
-    await services.score_submit(game=game, player_id="bob", score=6)
+    await services.score_submit(game=game, board=game.boards[0], player_id="bob", score=6)
     await tick(game)
     pushed = await drain(ws)
 

@@ -18,6 +18,8 @@ from playwright.sync_api import Page, expect
 from core import apikeys
 from core.clock import iso
 from core.clock import now as clock_now
+from core.config import GameConfig
+from core.models import Game
 from core.redis import run_sync
 from games import periods
 from live import events
@@ -56,11 +58,13 @@ class Scores:
         body: dict[str, object] = {"player_id": player_id, "score": score}
         if name is not None:
             body["display_name"] = name
-        response = self.client.post(f"/api/v1/games/{SLUG}/scores", json=body)
+        response = self.client.post(f"/api/v1/games/{SLUG}/leaderboards/main/scores", json=body)
         assert response.status_code == 200, response.text
 
     def post_many(self, items: list[tuple[str, int]]) -> None:
-        body = {"scores": [{"player_id": player_id, "score": score} for player_id, score in items]}
+        body = {
+            "scores": [{"leaderboard": "main", "player_id": player_id, "score": score} for player_id, score in items]
+        }
         response = self.client.post(f"/api/v1/games/{SLUG}/scores/batch", json=body)
         assert response.status_code == 200, response.text
 
@@ -167,7 +171,7 @@ def test_it_reconnects_by_itself_after_the_server_closes_the_socket(
     mark_page(page)
     page.evaluate(WATCH_STATES)
 
-    run_sync(lambda: events.send_reconnect(SLUG, "daily"))
+    run_sync(lambda: events.send_reconnect(f"{SLUG}.main", "daily"))
     page.wait_for_function("window.__states.includes('offline')", timeout=LIVE_WITHIN_MS)
     scores.post("bob", 3400, "Bob")
 
@@ -199,7 +203,8 @@ def test_it_empties_the_board_and_moves_the_countdown_on_a_reset(
     mark_page(page)
     tomorrow = periods.current("daily", "UTC", clock_now() + dt.timedelta(days=1))
 
-    run_sync(lambda: events.send_reset(SLUG, tomorrow))
+    board = GameConfig.from_model(Game.objects.get(slug=SLUG), "0").boards[0]
+    run_sync(lambda: events.send_reset(board, tomorrow))
 
     expect(page.locator("table.board")).to_be_hidden(timeout=LIVE_WITHIN_MS)
     expect(page.locator("[data-live-empty]")).to_have_text(re.compile("^No scores on the daily board yet"))

@@ -24,7 +24,7 @@ async def tick(*games: GameConfig, state: broadcaster.BroadcasterState | None = 
 
 
 async def submit(game: GameConfig, player_id: str, score: int, name: str | None = None) -> None:
-    await services.score_submit(game=game, player_id=player_id, score=score, display_name=name)
+    await services.score_submit(game=game, board=game.boards[0], player_id=player_id, score=score, display_name=name)
 
 
 async def ask_recent(ws: WebsocketCommunicator) -> dict[str, Any]:

@@ -156,7 +156,7 @@ async def test_it_heartbeats_an_open_page_so_it_never_expires(make_game, sockets
 
 async def test_it_answers_presence_with_counts_and_the_most_recent_players(make_game, sockets):
     game = await make_config(make_game)
-    await services.score_submit(game=game, player_id="p1", score=5, display_name="Ada")
+    await services.score_submit(game=game, board=game.boards[0], player_id="p1", score=5, display_name="Ada")
     await presence_services.presence_report(game=game, online=["p2"], offline=[])
     ws = await open_as(sockets, None)
 
@@ -277,8 +277,8 @@ async def test_it_sends_presence_only_to_sockets_that_asked(make_game, sockets):
 
 async def test_it_marks_online_players_in_live_standings(make_game, sockets):
     game = await make_config(make_game, periods_kept=["all-time"])
-    await services.score_submit(game=game, player_id="on", score=10)
-    await services.score_submit(game=game, player_id="off", score=5)
+    await services.score_submit(game=game, board=game.boards[0], player_id="on", score=10)
+    await services.score_submit(game=game, board=game.boards[0], player_id="off", score=5)
     await presence_services.presence_report(game=game, online=[], offline=["off"])
     ws = await open_as(sockets, None)
 

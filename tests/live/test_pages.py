@@ -100,7 +100,7 @@ async def post_score(client: AsyncClient, raw_key: str, slug: str, player_id: st
     if name is not None:
         body["display_name"] = name
     response = await client.post(
-        f"/api/v1/games/{slug}/scores", body, content_type="application/json", headers=auth(raw_key)
+        f"/api/v1/games/{slug}/leaderboards/main/scores", body, content_type="application/json", headers=auth(raw_key)
     )
     assert response.status_code == 200, response.content
     return response
@@ -310,7 +310,7 @@ async def test_it_answers_an_unknown_period_with_a_404_page(make_game, aclient):
     not_kept = await aclient.get("/games/tetris/?period=weekly")
 
     assert unknown.status_code == 404
-    assert "Tetris keeps no “yearly” board." in text(unknown.content)
+    assert "Tetris keeps no “yearly” window." in text(unknown.content)
     assert not_kept.status_code == 404
 
 
@@ -338,7 +338,7 @@ async def test_it_says_no_score_this_period_for_a_period_without_one(make_game, 
     # Bob scored two days ago: he has an all-time score and none on today's board.
     game = await config.get_game("tetris")
     with clock_at(clock_now() - dt.timedelta(days=2)):
-        await services.score_submit(game=game, player_id="bob", score=3)
+        await services.score_submit(game=game, board=game.boards[0], player_id="bob", score=3)
 
     response = await aclient.get("/games/tetris/players/bob/?period=daily")
 
@@ -365,7 +365,7 @@ async def test_it_switches_the_period_of_the_table_around_the_player(make_game, 
         ("/games/tetris/players/ghost/", "There is no player “ghost” in Tetris."),
         ("/games/tetris/players/bad!id/", "That is not a valid player id."),
         ("/games/nope/players/alice/", "There is no game “nope”."),
-        ("/games/tetris/players/alice/?period=yearly", "Tetris keeps no “yearly” board."),
+        ("/games/tetris/players/alice/?period=yearly", "Tetris keeps no “yearly” window."),
     ],
 )
 async def test_it_answers_an_unknown_player_with_a_404_page(make_game, aclient, path, message):

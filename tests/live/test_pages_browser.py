@@ -41,7 +41,7 @@ def fill_board(make_game, base_url: str, scores: list[tuple[str, int, str | None
             body: dict[str, object] = {"player_id": player_id, "score": score}
             if name is not None:
                 body["display_name"] = name
-            response = client.post(f"/api/v1/games/{slug}/scores", json=body)
+            response = client.post(f"/api/v1/games/{slug}/leaderboards/main/scores", json=body)
             assert response.status_code == 200, response.text
 
 
@@ -196,10 +196,12 @@ def test_it_keeps_the_header_pager_and_dates_on_one_line_on_a_phone(make_game, a
     game = make_game("tetris", max_submissions_per_minute=0)
     config = GameConfig.from_model(game, "0")
     yesterday = clock_now() - dt.timedelta(days=1)
-    items = [services.Submission(f"player-{i:03}", i, f"Player {i:03}") for i in range(120)]
-    run_sync(lambda: services.score_import(game=config, items=items, at=yesterday))
-    run_sync(lambda: services.score_import(game=config, items=items, at=clock_now()))
-    period_archive(game=game, period="daily", period_id=periods.current("daily", "UTC", yesterday).id)
+    items = [services.Submission(f"player-{i:03}", i, f"Player {i:03}", leaderboard="main") for i in range(120)]
+    run_sync(lambda: services.score_import(game=config, board=config.boards[0], items=items, at=yesterday))
+    run_sync(lambda: services.score_import(game=config, board=config.boards[0], items=items, at=clock_now()))
+    period_archive(
+        board=game.leaderboards.first(), period="daily", period_id=periods.current("daily", "UTC", yesterday).id
+    )
     page.set_viewport_size({"width": 390, "height": 844})
 
     page.goto(f"{asgi_live_server}/games/tetris/?page=2")

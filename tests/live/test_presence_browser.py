@@ -39,7 +39,7 @@ class GameServer:
         body: dict[str, object] = {"player_id": player_id, "score": score}
         if name:
             body["display_name"] = name
-        response = self.client.post(f"/api/v1/games/{SLUG}/scores", json=body)
+        response = self.client.post(f"/api/v1/games/{SLUG}/leaderboards/main/scores", json=body)
         assert response.status_code == 200, response.text
 
     def presence(self, online: list[str], offline: list[str]) -> None:

@@ -39,12 +39,16 @@ def config_of(game: Game) -> GameConfig:
 
 def submit(game: Game, player_id: str, score: int, name: str | None = None) -> services.Submitted:
     config = config_of(game)
-    return run_sync(lambda: services.score_submit(game=config, player_id=player_id, score=score, display_name=name))
+    return run_sync(
+        lambda: services.score_submit(
+            game=config, board=config.boards[0], player_id=player_id, score=score, display_name=name
+        )
+    )
 
 
 def board(game: Game, period: str = "daily") -> list[tuple[int, str, str, int]]:
     config = config_of(game)
-    page = run_sync(lambda: selectors.leaderboard_page(game=config, period=period))
+    page = run_sync(lambda: selectors.leaderboard_page(board=config.boards[0], period=period))
     return [(e.rank, e.player_id, e.display_name, e.score) for e in page.entries]
 
 

@@ -40,7 +40,10 @@ async def _dump() -> dict[str, Any]:
 
 
 def tetris_keys() -> list[str]:
-    return run_sync(lambda: get_redis().keys("*{tetris}*"))
+    async def found() -> list[str]:
+        return [*await get_redis().keys("*{tetris}*"), *await get_redis().keys("*{tetris.*}*")]
+
+    return run_sync(found)
 
 
 def play(game: Game) -> str:
@@ -53,7 +56,7 @@ def play(game: Game) -> str:
         with clock_at(moment):
             for player, score in (("ann", 10), ("bo", 20)):
                 response = client.post(
-                    f"/api/v1/games/{game.slug}/scores",
+                    f"/api/v1/games/{game.slug}/leaderboards/main/scores",
                     {"player_id": player, "score": score, "display_name": player.title()},
                     content_type="application/json",
                     headers={**auth(raw_key), "Idempotency-Key": f"{player}-{moment.day}"},
@@ -63,7 +66,9 @@ def play(game: Game) -> str:
     services.players_sync_pending()
     config = GameConfig.from_model(game, "0")
     with clock_at(MONDAY):
-        period_archive(game=game, period="daily", period_id=periods.current("daily", "UTC", yesterday).id)
+        period_archive(
+            board=game.leaderboards.first(), period="daily", period_id=periods.current("daily", "UTC", yesterday).id
+        )
         run_sync(lambda: presence_services.page_beat(game=config, player_id="ann", socket_id="tab"))
         run_sync(lambda: account_services.link_code_issue(game=config, player_id="bo"))
     return raw_key
@@ -73,7 +78,7 @@ def test_it_removes_every_key_and_row_of_the_game_and_nothing_else(make_game):
     tetris, snake = make_game("tetris"), make_game("snake")
     raw_key = play(tetris)
     play(snake)
-    before = {k: v for k, v in run_sync(_dump).items() if "{tetris}" not in k}
+    before = {k: v for k, v in run_sync(_dump).items() if "{tetris}" not in k and "{tetris." not in k}
     assert len(before) < len(run_sync(_dump))
 
     with clock_at(MONDAY):
@@ -106,7 +111,10 @@ def test_it_removes_every_key_and_row_of_the_game_and_nothing_else(make_game):
     assert entry.detail["score events"] == 4
     # The game's key went with it.
     response = Client().post(
-        "/api/v1/games/tetris/scores", {"player_id": "ann", "score": 1}, "application/json", headers=auth(raw_key)
+        "/api/v1/games/tetris/leaderboards/main/scores",
+        {"player_id": "ann", "score": 1},
+        "application/json",
+        headers=auth(raw_key),
     )
     assert response.status_code == 401
 
@@ -119,7 +127,7 @@ def test_it_lets_a_new_game_take_the_slug_with_nothing_of_the_old_one(make_game)
 
     config = GameConfig.from_model(fresh, "0")
     with clock_at(MONDAY):
-        board = run_sync(lambda: services.score_submit(game=config, player_id="new", score=1))
+        board = run_sync(lambda: services.score_submit(game=config, board=config.boards[0], player_id="new", score=1))
     assert board.periods["all-time"].rank == 1
     names = run_sync(lambda: get_redis().hgetall(keys.names("tetris")))
     assert names == {"new": "new"}

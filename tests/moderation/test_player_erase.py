@@ -47,7 +47,12 @@ def submit(game: Game, player_id: str, score: int, now: dt.datetime, name: str |
     with clock_at(now):
         run_sync(
             lambda: services.score_submit(
-                game=config, player_id=player_id, score=score, display_name=name, idempotency=idempotency
+                game=config,
+                board=config.boards[0],
+                player_id=player_id,
+                score=score,
+                display_name=name,
+                idempotency=idempotency,
             )
         )
 
@@ -78,7 +83,7 @@ def traces(slug: str, *needles: str) -> dict[str, Any]:
     """The keys whose name or content mentions any needle (the erasure's own marks aside)."""
     dump = run_sync(_dump, slug)
     dump.pop(keys.erased(slug), None)
-    stream = keys.ledger(slug)
+    stream = keys.ledger(keys.board_ref(slug, "main"))
     if stream in dump:
         dump[stream] = [entry for entry in dump[stream] if entry[1].get("k") != "erase"]
     return {k: v for k, v in dump.items() if any(n in k or n in json.dumps(v, default=str) for n in needles)}
@@ -94,7 +99,7 @@ def settle(game: Game) -> None:
 def board(game: Game, period: str, now: dt.datetime) -> list[tuple[int, str, int]]:
     config = config_of(game)
     with clock_at(now):
-        page = run_sync(lambda: selectors.leaderboard_page(game=config, period=period))
+        page = run_sync(lambda: selectors.leaderboard_page(board=config.boards[0], period=period))
     return [(e.rank, e.player_id, e.score) for e in page.entries]
 
 
@@ -113,7 +118,9 @@ def live_everywhere(game: Game, django_user_model: Any) -> None:
     submit(game, "carol", 60, yesterday, "Carol")
     ledger.ledger_drain()
     with clock_at(MONDAY):
-        period_archive(game=game, period="daily", period_id=periods.current("daily", "UTC", yesterday).id)
+        period_archive(
+            board=game.leaderboards.first(), period="daily", period_id=periods.current("daily", "UTC", yesterday).id
+        )
     services.players_sync_pending()
     services.player_rename(player=Player.objects.get(game=game, player_id=ERASED), display_name="Ally", reason="typo")
     submit(game, ERASED, 70, MONDAY, NAME, key="retry-1")
@@ -137,7 +144,7 @@ def test_it_leaves_nothing_of_the_player_in_redis_or_the_database(game, django_u
 
     # Only what is on its way: the stream's entries not stored yet, and the leave the
     # broadcaster announces (so that open pages drop the player).
-    assert set(traces("tetris", ERASED, NAME, "Ally")) == {keys.ledger("tetris"), keys.presence_left("tetris")}
+    assert set(traces("tetris", ERASED, NAME, "Ally")) == {keys.ledger("tetris.main"), keys.presence_left("tetris")}
     ledger.ledger_drain()
     with clock_at(MONDAY):
         announced = run_sync(lambda: presence_services.presence_claim_changes(game=config_of(game), announcer="b1"))

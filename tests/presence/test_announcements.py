@@ -34,7 +34,7 @@ async def claimed(game, now):
 async def test_it_hands_each_change_to_one_claim_with_names_times_and_counts(presence_game):
     game = await presence_game()
     with clock_at(at(0)):
-        await game_services.score_submit(game=game, player_id="a", score=1, display_name="Ann")
+        await game_services.score_submit(game=game, board=game.boards[0], player_id="a", score=1, display_name="Ann")
     with clock_at(at(1)):
         await services.presence_report(game=game, online=["b"], offline=[])
     with clock_at(at(1)):
@@ -81,7 +81,7 @@ async def test_it_announces_nothing_for_heartbeats_of_a_player_already_online(pr
     with clock_at(at(40)):
         await services.page_beat(game=game, player_id="a", socket_id="tab")
     with clock_at(at(50)):
-        await game_services.score_submit(game=game, player_id="a", score=1)
+        await game_services.score_submit(game=game, board=game.boards[0], player_id="a", score=1)
     assert await claimed(game, at(50)) == ([], [])
 
 

@@ -217,7 +217,9 @@ async def test_it_lists_online_players_most_recent_first_with_names_and_counts(a
         with clock_at(now - dt.timedelta(seconds=seconds_ago)):
             await services.presence_report(game=game, online=players, offline=[])
     with clock_at(now):
-        await game_services.score_submit(game=game, player_id="named", score=1, display_name="Zoë 🎮")
+        await game_services.score_submit(
+            game=game, board=game.boards[0], player_id="named", score=1, display_name="Zoë 🎮"
+        )
     with clock_at(now):
         await services.watcher_beat(game=game, socket_id="w1")
     with clock_at(now - dt.timedelta(seconds=90)):
@@ -286,7 +288,7 @@ async def test_it_keeps_a_hidden_players_last_seen_private(aclient, game, key):
 
 async def test_it_counts_a_score_posted_through_the_api_as_a_heartbeat(aclient, game, key):
     response = await aclient.post(
-        "/api/v1/games/tetris/scores",
+        "/api/v1/games/tetris/leaderboards/main/scores",
         json.dumps({"player_id": "a", "score": 3, "display_name": "Ann"}),
         content_type="application/json",
         headers=auth(key),

@@ -29,7 +29,7 @@ async def test_it_keeps_every_presence_key_of_a_game_on_one_cluster_slot(presenc
     with clock_at(at(1)):
         await services.watcher_beat(game=game, socket_id="w")
     with clock_at(at(1)):
-        await game_services.score_submit(game=game, player_id="d", score=1)
+        await game_services.score_submit(game=game, board=game.boards[0], player_id="d", score=1)
     with clock_at(at(61.5)):
         await services.presence_prune(game=game)
     with clock_at(at(62)):

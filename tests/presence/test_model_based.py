@@ -191,7 +191,7 @@ class Run:
         elif isinstance(op, Score):
             with clock_at(now):
                 await game_services.score_submit(
-                    game=game, player_id=op.player_id, score=1, display_name=op.display_name
+                    game=game, board=game.boards[0], player_id=op.player_id, score=1, display_name=op.display_name
                 )
             model.score(op.player_id, op.display_name, self.now_ms)
         elif isinstance(op, PageBeat):

@@ -97,7 +97,7 @@ async def test_it_keeps_a_player_who_scored_online_after_the_last_page_closes(pr
     with clock_at(at(0)):
         await services.page_beat(game=game, player_id="a", socket_id="tab")
     with clock_at(at(10)):
-        await game_services.score_submit(game=game, player_id="a", score=5)
+        await game_services.score_submit(game=game, board=game.boards[0], player_id="a", score=5)
     with clock_at(at(20)):
         await services.page_beat(game=game, player_id="a", socket_id="tab")
     with clock_at(at(30)):

@@ -17,7 +17,7 @@ from archive import services
 from archive.management.progress import ProgressBar
 from archive.models import ArchivedPeriod
 from core.errors import ServiceError
-from core.models import Game
+from core.models import Game, Leaderboard
 
 
 class Command(BaseCommand):
@@ -41,17 +41,22 @@ class Command(BaseCommand):
             default=services.ARCHIVE_CHUNK_SIZE,
             help=f"standings per step (default {services.ARCHIVE_CHUNK_SIZE})",
         )
+        parser.add_argument("--board", default="", help="the leaderboard's slug (default: the game's first)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         game = Game.objects.filter(slug=options["game"]).first()
         if game is None:
             raise CommandError(f"No game {options['game']!r}.")
+        boards = Leaderboard.objects.filter(game=game).select_related("game")
+        board = boards.filter(slug=options["board"]).first() if options["board"] else boards.first()
+        if board is None:
+            raise CommandError(f"{game.slug} has no leaderboard {options['board'] or ''!r}.")
         period, period_id = options["period"], options["period_id"]
         chunk_size = options["chunk_size"]
         was_complete = ArchivedPeriod.objects.filter(
-            game=game, period=period, period_id=period_id, status=ArchivedPeriod.Status.COMPLETE
+            leaderboard=board, period=period, period_id=period_id, status=ArchivedPeriod.Status.COMPLETE
         ).exists()
-        bar = ProgressBar(self.stderr, f"{game.slug} {period} {period_id}")
+        bar = ProgressBar(self.stderr, f"{game.slug}/{board.slug} {period} {period_id}")
 
         def progress(done: int, total: int) -> None:
             # Only a board of more than one chunk is worth a bar.
@@ -60,7 +65,7 @@ class Command(BaseCommand):
 
         try:
             archived = services.period_archive(
-                game=game,
+                board=board,
                 period=period,
                 period_id=period_id,
                 force=options["force"],
@@ -73,7 +78,7 @@ class Command(BaseCommand):
             raise CommandError(f"Redis is unavailable ({error}); nothing was completed. Try again.") from None
         finally:
             bar.close()
-        what = f"{game.slug} {period} {period_id}"
+        what = f"{game.slug}/{board.slug} {period} {period_id}"
         plural = "" if archived.total == 1 else "s"
         if was_complete:
             self.stdout.write(f"{what} was already archived ({archived.total} standing{plural}); nothing to do.")

@@ -88,7 +88,9 @@ def _score(skill: int, rng: random.Random, low: float, high: float) -> int:
 
 
 def _submit(game: GameConfig, items: Sequence[services.Submission], now: dt.datetime) -> int:
-    results = run_sync(lambda: services.score_import(game=game, items=items, at=now))
+    board = game.board_named(DEMO_BOARD)
+    assert board is not None  # made by the seed before any score
+    results = run_sync(lambda: services.score_import(game=game, board=board, items=items, at=now))
     errors = [r for r in results if isinstance(r, ServiceError)]
     if errors:
         raise CommandError(f"The demo seed was refused: {errors[0].message}")

@@ -73,8 +73,12 @@ class Command(BaseCommand):
             apikeys.api_key_revoke(api_key=api_key)
 
     def _run(self, game: Game, target: Any, raw_key: str, rate: float, duration: float, stopping: Any) -> None:
-        config = GameConfig.from_model(game, "0")
-        board = run_sync(lambda: selectors.leaderboard_page(game=config, period="all-time", limit=200))
+        found = next((b for b in GameConfig.from_model(game, "0").boards if b.active), None)
+        if found is None:
+            raise CommandError(f"{game.slug} has no active leaderboard to post to.")
+        config = found
+        period = config.windows[-1]
+        board = run_sync(lambda: selectors.leaderboard_page(board=config, period=period, limit=200))
         scores = {e.player_id: e.score for e in board.entries} or {f"player-{i}": 0 for i in range(20)}
         rng = random.Random()
         sessions = Sessions(list(scores), rng)
@@ -99,7 +103,7 @@ class Command(BaseCommand):
                 player_id = sessions.pick()
                 step = rng.randint(50, 1500)
                 new = scores[player_id] + step if config.higher_is_better else max(0, scores[player_id] - step)
-                status, payload = post("scores", {"player_id": player_id, "score": new})
+                status, payload = post(f"leaderboards/{config.slug}/scores", {"player_id": player_id, "score": new})
             except (OSError, http.client.HTTPException):
                 connection.close()
                 if time.monotonic() > deadline and sent == 0:

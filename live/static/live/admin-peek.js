@@ -7,6 +7,7 @@ import { API_PREFIX, cleanEntries, el, formatCount, getJSON, isNewerPeriod, plur
 
 function peek(root) {
   var slug = root.getAttribute("data-game");
+  var leaderboard = root.getAttribute("data-leaderboard");
   var limit = positiveInt(root.getAttribute("data-limit"), 20);
   var tables = {};
   root.querySelectorAll("table[data-peek-period]").forEach(function (table) {
@@ -84,7 +85,7 @@ function peek(root) {
     start: function (sendNow) {
       send = sendNow;
       periods.forEach(function (period) {
-        send({ action: "subscribe", period: period, limit: limit });
+        send({ action: "subscribe", leaderboard: leaderboard, period: period, limit: limit });
       });
       if (presence) send({ action: "presence" });
     },
@@ -96,7 +97,7 @@ function peek(root) {
         versions[board] = message.version;
         show(message.period, message);
       } else if (message.type === "reset" && send) {
-        send({ action: "subscribe", period: message.period, limit: limit });
+        send({ action: "subscribe", leaderboard: leaderboard, period: message.period, limit: limit });
       } else if (message.type === "presence") {
         showPresence(message);
       }
@@ -104,7 +105,15 @@ function peek(root) {
     poll: function () {
       return Promise.all(
         periods.map(function (period) {
-          var url = API_PREFIX + encodeURIComponent(slug) + "/leaderboards/" + period + "?limit=" + limit;
+          var url =
+            API_PREFIX +
+            encodeURIComponent(slug) +
+            "/leaderboards/" +
+            encodeURIComponent(leaderboard) +
+            "/" +
+            period +
+            "?limit=" +
+            limit;
           return getJSON(url).then(function (board) {
             if (board) show(period, board);
           });

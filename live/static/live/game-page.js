@@ -52,6 +52,7 @@ export function setCountdown(resetsAt) {
 export function gamePage(root) {
   var slug = root.getAttribute("data-game");
   var period = root.getAttribute("data-period");
+  var leaderboard = root.getAttribute("data-leaderboard");
   var periodId = root.getAttribute("data-period-id");
   var page = positiveInt(root.getAttribute("data-page"), 1);
   var pageSize = positiveInt(root.getAttribute("data-page-size"), 50);
@@ -134,7 +135,7 @@ export function gamePage(root) {
       presence.start(send);
       recent.start(send);
       if (!boardLive) return;
-      send({ action: "subscribe", period: period, limit: offset + pageSize });
+      send({ action: "subscribe", leaderboard: leaderboard, period: period, limit: offset + pageSize });
       // The player messages of the signed-in player keep their pinned rank current.
       if (me) send({ action: "follow", player_ids: [me] });
     },
@@ -166,6 +167,8 @@ export function gamePage(root) {
         API_PREFIX +
         encodeURIComponent(slug) +
         "/leaderboards/" +
+        encodeURIComponent(leaderboard) +
+        "/" +
         encodeURIComponent(period) +
         "?limit=" +
         pageSize +

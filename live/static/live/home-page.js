@@ -8,6 +8,7 @@ const TOP_N = 3;
 
 function gameCard(card) {
   const slug = card.getAttribute("data-game");
+  const leaderboard = card.getAttribute("data-leaderboard");
   const podium = card.querySelector("ol.podium");
   const empty = card.querySelector(".empty-note");
   let period = card.getAttribute("data-period");
@@ -59,7 +60,15 @@ function gameCard(card) {
       show(cleanEntries(message.entries));
     },
     poll() {
-      const url = API_PREFIX + encodeURIComponent(slug) + "/leaderboards/" + encodeURIComponent(period) + "?limit=" + TOP_N;
+      const url =
+        API_PREFIX +
+        encodeURIComponent(slug) +
+        "/leaderboards/" +
+        encodeURIComponent(leaderboard) +
+        "/" +
+        encodeURIComponent(period) +
+        "?limit=" +
+        TOP_N;
       return getJSON(url).then((board) => {
         if (!board) return;
         if (board.period_id !== periodId && !isNewerPeriod(board.period_id, periodId)) return;

@@ -24,6 +24,7 @@ export function playerPage(root) {
   var slug = root.getAttribute("data-game");
   var playerId = root.getAttribute("data-player-id");
   var shownPeriod = root.getAttribute("data-period");
+  var leaderboard = root.getAttribute("data-leaderboard");
   var radius = positiveInt(root.getAttribute("data-around-radius"), 5);
   var status = statusIndicator(document.querySelector("[data-live-status]"));
   var cards = new Map();
@@ -33,7 +34,7 @@ export function playerPage(root) {
   var around = document.querySelector("[data-live-around]");
   var aroundTable = around && around.querySelector("table.board");
   var aroundRows = aroundTable && boardTable(aroundTable, { slug: slug, period: shownPeriod, highlight: playerId });
-  var playerPath = API_PREFIX + encodeURIComponent(slug) + "/leaderboards/";
+  var playerPath = API_PREFIX + encodeURIComponent(slug) + "/leaderboards/" + encodeURIComponent(leaderboard) + "/";
   var presenceNode = document.querySelector("[data-player-presence]");
 
   // "Online now", or "Last seen <relative time>" (site.js keeps the relative text current).
@@ -219,7 +220,7 @@ export function playerPage(root) {
       // A board's player messages come only while the board is subscribed; the
       // snapshots (one row each) are only used to notice a new period.
       cards.forEach(function (card, kind) {
-        send({ action: "subscribe", period: kind, limit: 1 });
+        send({ action: "subscribe", leaderboard: leaderboard, period: kind, limit: 1 });
       });
       send({ action: "follow", player_ids: [playerId] });
       presence.start(send);

@@ -1,0 +1,105 @@
+"""Writes of a board's settings (the manage API, admin and commands go through the model's
+rules): create or replace, change some, and the check that keeps a board's stored sort keys
+meaningful (its mode, order and tie rule stay while any window holds scores)."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from core import keys
+from core.errors import ServiceError
+from core.models import Game, Leaderboard
+from core.redis import get_redis, run_sync
+
+# What a board's stored sort keys depend on: changing one under scores would re-rank them wrongly.
+KEY_SETTINGS = ("mode", "order", "ties")
+# The settings a PUT or PATCH body may carry, as the model's field names.
+SETTINGS = (
+    "name",
+    "description",
+    "mode",
+    "order",
+    "windows",
+    "cron",
+    "timezone",
+    "starts_at",
+    "ends_at",
+    "ties",
+    "format",
+    "min_score",
+    "max_score",
+)
+
+
+async def _has_scores(ref: str) -> bool:
+    client = get_redis()
+    for board_key in cast("list[str]", await client.zrange(keys.boards_index(ref), 0, -1)):
+        if await client.zcard(board_key):
+            return True
+    return False
+
+
+def board_has_scores(*, board: Leaderboard) -> bool:
+    """Whether any window of the board still holds scores in Redis (current or kept periods)."""
+    return bool(run_sync(_has_scores, keys.board_ref(board.game.slug, board.slug)))
+
+
+def _invalid(error: ValidationError) -> ServiceError:
+    field, messages = next(iter(error.message_dict.items()))
+    name = "slug" if field == "__all__" else field
+    return ServiceError(422, "invalid", " ".join(messages), field=name)
+
+
+def _save(board: Leaderboard, changed: set[str]) -> Leaderboard:
+    moved = sorted(f for f in changed if f in KEY_SETTINGS)
+    if board.pk and moved and board_has_scores(board=board):
+        raise ServiceError(
+            409,
+            "board_has_scores",
+            f"The {', '.join(moved)} of a board with scores can't change: its stored ranks depend on them. "
+            "Make a new board instead.",
+            field=moved[0],
+        )
+    try:
+        board.full_clean()
+    except ValidationError as error:
+        raise _invalid(error) from None
+    try:
+        with transaction.atomic():
+            board.save()
+    except IntegrityError:
+        raise ServiceError(409, "conflict", "The board was created meanwhile; retry.", field="slug") from None
+    return board
+
+
+def leaderboard_put(*, game: Game, slug: str, settings: dict[str, Any]) -> tuple[Leaderboard, bool]:
+    """Create the board ``slug`` of the game, or replace all its settings (omitted ones take
+    their defaults); returns it and whether it was created. A deactivated board comes back."""
+    board = Leaderboard.objects.filter(game=game, slug=slug).first()
+    created = board is None
+    if board is None:
+        board = Leaderboard(game=game, slug=slug)
+    before = {f: getattr(board, f) for f in SETTINGS}
+    fresh = Leaderboard(game=game, slug=slug)
+    for field in SETTINGS:
+        setattr(board, field, settings.get(field, getattr(fresh, field)))
+    if not board.name:
+        board.name = slug.replace("-", " ").capitalize()
+    board.active = True
+    changed = {f for f in SETTINGS if getattr(board, f) != before[f]}
+    return _save(board, changed), created
+
+
+def leaderboard_patch(*, board: Leaderboard, changes: dict[str, Any]) -> Leaderboard:
+    """Change some of the board's settings."""
+    changed = set()
+    for field, value in changes.items():
+        if field not in SETTINGS:
+            raise ServiceError(422, "invalid", f"Unknown setting {field!r}.", field=field)
+        if getattr(board, field) != value:
+            setattr(board, field, value)
+            changed.add(field)
+    return _save(board, changed)

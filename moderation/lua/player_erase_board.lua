@@ -1,0 +1,60 @@
+-- Erase a player from everything Redis holds of one leaderboard, at once: every period
+-- board, hidden stash and entry metadata (live or kept after archiving), their hidden
+-- mark, anti-spam window and idempotency records. A tombstone goes to the board's ledger
+-- so that the database copy drops what it stores of them up to this point (the drain and
+-- the rebuild read it in order). player_erase.lua erases what the game holds.
+--
+-- KEYS[1] boards index ZSET (board key -> expiry ms), KEYS[2] dirty ZSET
+-- KEYS[3] ledger STREAM, KEYS[4] the board's hidden SET
+-- KEYS[5] the player's anti-spam ZSET, KEYS[6] their idempotency-records ZSET
+-- KEYS[7 .. 6+3B] triples: period board ZSET, its hidden stash ZSET, its metadata HASH
+--   (every board of the index)
+-- then the player's idempotency record STRINGs
+-- ARGV[1] player_id, ARGV[2] now, epoch ms, ARGV[3] B (boards passed), ARGV[4] how many
+--   idempotency records passed
+-- Returns {'ok', boards left, idempotency records removed}, or {'retry', ''} when an
+--   index lists a key the caller did not pass (read them again and call again).
+
+local player = ARGV[1]
+local now = tonumber(ARGV[2])
+local boards = tonumber(ARGV[3])
+local records = tonumber(ARGV[4])
+local first_record = 7 + 3 * boards
+
+local function listed_all(index, passed)
+  for _, member in ipairs(redis.call('ZRANGE', index, 0, -1)) do
+    if not passed[member] then return false end
+  end
+  return true
+end
+
+local passed_boards, passed_records = {}, {}
+for i = 7, 6 + 3 * boards, 3 do passed_boards[KEYS[i]] = true end
+for i = first_record, first_record + records - 1 do passed_records[KEYS[i]] = true end
+if not (listed_all(KEYS[1], passed_boards) and listed_all(KEYS[6], passed_records)) then
+  return {'retry', ''}
+end
+
+-- Boards, stashes and metadata; live boards it left are marked for the broadcaster.
+local left_boards = 0
+for i = 7, 6 + 3 * boards, 3 do
+  local on_board = redis.call('ZREM', KEYS[i], player)
+  local stashed = redis.call('ZREM', KEYS[i + 1], player)
+  redis.call('HDEL', KEYS[i + 2], player)
+  if on_board + stashed > 0 then left_boards = left_boards + 1 end
+  local expiry = redis.call('ZSCORE', KEYS[1], KEYS[i])
+  if on_board == 1 and expiry and (expiry == 'inf' or tonumber(expiry) >= now) then
+    redis.call('ZADD', KEYS[2], 'NX', now, KEYS[i])
+  end
+end
+
+redis.call('SREM', KEYS[4], player)
+redis.call('DEL', KEYS[5])
+local records_removed = 0
+for i = first_record, first_record + records - 1 do
+  records_removed = records_removed + redis.call('DEL', KEYS[i])
+end
+redis.call('DEL', KEYS[6])
+
+redis.call('XADD', KEYS[3], '*', 'k', 'erase', 'p', player, 't', ARGV[2])
+return {'ok', left_boards, records_removed}
