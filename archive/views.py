@@ -16,11 +16,6 @@ from . import selectors
 HISTORY_PAGE_SIZE = 30
 
 
-def live_board(game: config.GameConfig) -> config.BoardConfig | None:
-    """The board a page shows when none is named: the game's first active one."""
-    return next((b for b in game.boards if b.active), None)
-
-
 def _pages(total: int, page_size: int) -> int:
     return max(1, -(-total // page_size))
 
@@ -73,7 +68,7 @@ async def period_page(request: HttpRequest, game: str, period: str, period_id: s
     if config_ is None:
         return not_found(request, f"There is no game “{game}”.")
     board_slug = request.GET.get("board") or None
-    board = config_.board_named(board_slug) if board_slug else live_board(config_)
+    board = config_.board_named(board_slug) if board_slug else config_.first_board
     archive = None
     if board is not None and period in selectors.ARCHIVED_KINDS:
         archive = await selectors.complete_period(board=board, period=period, period_id=period_id)

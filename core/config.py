@@ -120,29 +120,6 @@ class BoardConfig:
         )
 
 
-# What a game without a board reports as its board settings while the data path still
-# serves one board per game: no windows, so nothing is read or written.
-_NO_BOARD = BoardConfig(
-    id=0,
-    game_slug="",
-    slug="",
-    name="",
-    description="",
-    order=Leaderboard.Order.DESC,
-    mode=Leaderboard.Mode.BEST,
-    windows=(),
-    cron="",
-    timezone="UTC",
-    starts_at=None,
-    ends_at=None,
-    ties=Leaderboard.Ties.SHARED,
-    format=board_rules.INTEGER,
-    min_score=None,
-    max_score=None,
-    active=False,
-)
-
-
 @dataclass(frozen=True)
 class GameConfig:
     id: int
@@ -161,35 +138,10 @@ class GameConfig:
         return next((b for b in self.boards if b.slug == slug), None)
 
     @property
-    def board(self) -> BoardConfig:
-        """The board the single-board data path serves: the game's first active one."""
-        return next((b for b in self.boards if b.active), _NO_BOARD)
-
-    # The single-board data path reads these from the game; they are its board's.
-    @property
-    def mode(self) -> str:
-        return self.board.mode
-
-    @property
-    def order(self) -> str:
-        return self.board.order
-
-    @property
-    def periods(self) -> tuple[str, ...]:
-        # Custom windows are served once boards have their own keys.
-        return tuple(w for w in self.board.windows if w != board_rules.CUSTOM)
-
-    @property
-    def min_score(self) -> int | None:
-        return self.board.min_score
-
-    @property
-    def max_score(self) -> int | None:
-        return self.board.max_score
-
-    @property
-    def higher_is_better(self) -> bool:
-        return self.board.higher_is_better
+    def first_board(self) -> BoardConfig | None:
+        """The board shown where none is named (pages, the home card, a socket's subscribe):
+        the game's first active one."""
+        return next((b for b in self.boards if b.active), None)
 
     @classmethod
     def from_model(cls, game: Game, version: str) -> GameConfig:

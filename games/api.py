@@ -85,8 +85,6 @@ async def submit_score(request: HttpRequest, key: Authorized, game: str, board: 
     idempotency_key, fingerprint = _idempotency(request, {**payload.model_dump(), "leaderboard": board})
     idempotency = services.Idempotency(key.api_key.prefix, idempotency_key, fingerprint) if idempotency_key else None
     found = selectors.board_or_404(game=key.game, slug=board)
-    if not found.is_open(clock.now()):
-        raise services.board_closed(found)
     result = await services.score_submit(
         game=key.game,
         board=found,
@@ -160,15 +158,15 @@ async def submit_batch(request: HttpRequest, key: Authorized, game: str, payload
 boards = Router(tags=["leaderboards"])
 
 
-async def _board_model(game: Authorized, board: str) -> Leaderboard:
-    found = await Leaderboard.objects.select_related("game").filter(game_id=game.game.id, slug=board).afirst()
+async def _board_model(key: Authorized, board: str) -> Leaderboard:
+    found = await Leaderboard.objects.select_related("game").filter(game_id=key.game.id, slug=board).afirst()
     if found is None:
-        raise ServiceError(404, "board_not_found", f"{game.game.name} has no leaderboard {board[:70]!r}.")
+        raise selectors.board_not_found(game=key.game, slug=board)
     return found
 
 
 async def _board_json(game_slug: str, board_slug: str) -> dict[str, Any]:
-    config.invalidate()  # this process reads its own change at once
+    # The save's signal emptied this process's config cache: this reads the change.
     fresh = await game_or_404(game_slug)
     return board_out(selectors.board_or_404(game=fresh, slug=board_slug))
 

@@ -36,10 +36,13 @@ SETTINGS = (
 
 async def _has_scores(ref: str) -> bool:
     client = get_redis()
-    for board_key in cast("list[str]", await client.zrange(keys.boards_index(ref), 0, -1)):
-        if await client.zcard(board_key):
-            return True
-    return False
+    board_keys = cast("list[str]", await client.zrange(keys.boards_index(ref), 0, -1))
+    if not board_keys:
+        return False
+    pipe = client.pipeline(transaction=False)
+    for board_key in board_keys:
+        pipe.zcard(board_key)
+    return any(await pipe.execute())
 
 
 def board_has_scores(*, board: Leaderboard) -> bool:

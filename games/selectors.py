@@ -69,11 +69,15 @@ class RecentSubmission:
     leaderboard: str
 
 
+def board_not_found(*, game: GameConfig, slug: str) -> ServiceError:
+    return ServiceError(404, "board_not_found", f"{game.name} has no leaderboard {slug[:70]!r}.", field="leaderboard")
+
+
 def board_or_404(*, game: GameConfig, slug: str) -> BoardConfig:
     """The game's board ``slug`` (deactivated ones too: their standings stay readable)."""
     board = game.board_named(slug)
     if board is None:
-        raise ServiceError(404, "board_not_found", f"{game.name} has no leaderboard {slug[:70]!r}.")
+        raise board_not_found(game=game, slug=slug)
     return board
 
 

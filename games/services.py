@@ -29,7 +29,7 @@ from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, DeadLetter, Game, Lea
 from core.redis import get_redis, run_sync
 from presence.services import PRESENCE_ANNOUNCE_TTL_MS
 
-from . import periods, scripts
+from . import periods, scripts, selectors
 
 # The anti-spam window is a sliding minute, as the game setting says "per minute".
 PLAYER_SPAM_WINDOW_MS = 60_000
@@ -133,10 +133,6 @@ def board_closed(board: BoardConfig) -> ServiceError:
         season += f" until {clock.iso(board.ends_at)}" if board.ends_at else " on"
         message = f"The leaderboard {board.slug!r} takes scores {season}."
     return ServiceError(409, "board_closed", message, field="leaderboard")
-
-
-def board_not_found(game: GameConfig, slug: str) -> ServiceError:
-    return ServiceError(404, "board_not_found", f"{game.name} has no leaderboard {slug[:70]!r}.", field="leaderboard")
 
 
 @dataclass(frozen=True)
@@ -353,9 +349,7 @@ def _queue(
             results[i] = item
             continue
         try:
-            board = game.board_named(item.leaderboard)
-            if board is None:
-                raise board_not_found(game, item.leaderboard)
+            board = selectors.board_or_404(game=game, slug=item.leaderboard)
             if check_season and not board.is_open(now):
                 raise board_closed(board)
             _check(board, item)

@@ -20,8 +20,6 @@ from games import selectors
 from moderation.admin.games import GameAdmin
 from presence import selectors as presence_selectors
 
-from . import selectors as live_selectors
-
 # How many entries of each current board, and how many online players, the page shows.
 PEEK_TOP_N = 20
 NO_SCORES = "No scores yet."
@@ -72,7 +70,7 @@ class LiveGameAdmin(GameAdmin):
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), "live_peek": peek})
 
     def live_top(self, obj: Game) -> SafeString:
-        board = live_selectors.home_board(GameConfig.from_model(obj, "0"))
+        board = GameConfig.from_model(obj, "0").first_board
         if board is None:
             return format_html("<p>{}</p>", "No leaderboard yet.")
         try:

@@ -161,7 +161,7 @@ async def _announce_rollovers(state: BroadcasterState, now: dt.datetime, report:
         for window in await scripts.PERIOD_STARTED(get_redis(), [keys.live_periods(ref)], claim):
             await events.send_reset(board, current[window])
             report.resets += 1
-            if board == selectors.home_board(game) and window == selectors.home_period(board):
+            if board == game.first_board and window == selectors.home_period(board):
                 empty = board_reads.Board(period=current[window], total=0, offset=0, entries=[])
                 await events.send_top(events.top(board, empty, 0))
 
@@ -185,7 +185,7 @@ async def _announce_board(
     """A ``standings`` message per changed window (and the home page's ``top`` for the home
     board), then a ``player`` message per followed player whose score or rank moved."""
     followed = await selectors.followed_players(game=game)
-    is_home = board == selectors.home_board(game)
+    is_home = board == game.first_board
     moved: dict[str, dict[str, tuple[str, board_reads.Standing]]] = {}
     for period in changed:
         page, version = await selectors.board_snapshot(

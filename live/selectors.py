@@ -70,11 +70,6 @@ async def followed_players(*, game: GameConfig) -> list[str]:
     return players
 
 
-def home_board(game: GameConfig) -> BoardConfig | None:
-    """The board a game shows on the home page: its first active one."""
-    return next((b for b in game.boards if b.active), None)
-
-
 def home_period(board: BoardConfig) -> str:
     """The window a board shows on the home page: today's if it keeps one."""
     return periods.DAILY if periods.DAILY in board.windows else board.windows[0]

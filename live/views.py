@@ -36,7 +36,7 @@ FIND_QUERY_MAX_CHARS = 64
 async def home(request: HttpRequest) -> HttpResponse:
     cards = []
     for game in await config.list_games():
-        leaderboard = live_selectors.home_board(game)
+        leaderboard = game.first_board
         if leaderboard is None:
             continue  # no leaderboard yet: nothing to show
         period = live_selectors.home_period(leaderboard)
@@ -48,7 +48,7 @@ async def home(request: HttpRequest) -> HttpResponse:
 def _leaderboard(request: HttpRequest, game: GameConfig) -> tuple[BoardConfig, str] | HttpResponse:
     """The board (``?board=``, else the game's first active one) and window (``?period=``) asked for."""
     slug = request.GET.get("board")
-    leaderboard = game.board_named(slug) if slug else live_selectors.home_board(game)
+    leaderboard = game.board_named(slug) if slug else game.first_board
     if leaderboard is None:
         if slug:
             return not_found(request, f"{game.name} has no leaderboard “{slug[:70]}”.")

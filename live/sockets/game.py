@@ -84,7 +84,7 @@ class GameSocket(LiveSocket):
     async def _view(self, message: dict[str, Any]) -> tuple[config.BoardConfig, str] | None:
         """The leaderboard (the game's first if not named) and window a message names."""
         slug = message.get("leaderboard")
-        board = selectors.home_board(self.game) if slug is None else None
+        board = self.game.first_board if slug is None else None
         if isinstance(slug, str):
             board = self.game.board_named(slug)
         if board is None:

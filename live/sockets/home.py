@@ -27,7 +27,7 @@ class HomeSocket(LiveSocket):
         await self.join(events.HOME_GROUP)
         now = clock.now()
         for game in await config.list_games():
-            board = selectors.home_board(game)
+            board = game.first_board
             if board is None:
                 continue  # no leaderboard yet
             period = periods.window_current(board, selectors.home_period(board), now)

@@ -125,7 +125,7 @@ def test_it_copies_every_applied_submission_in_stream_order(make_game):
             ("a", 9, ""),
         ]
         assert {r[1] for r in rows(slug)} == {"submit"}
-        assert {r[5] for r in rows(slug)} == {GameConfig.from_model(games[slug], "0").mode}
+        assert {r[5] for r in rows(slug)} == {GameConfig.from_model(games[slug], "0").boards[0].mode}
         assert rows(slug)[0][6] == NOW
         assert pending(slug) == 0
 

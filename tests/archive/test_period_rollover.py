@@ -72,7 +72,7 @@ def test_it_rolls_over_at_the_boundary_and_closes_the_earlier_period(make_game, 
 
     boards = boards_by_kind("tetris")
     assert boards[kind] == {old_id: {"early"}, new_id: {"late"}}
-    for each_kind in GameConfig.from_model(game, "0").periods:
+    for each_kind in GameConfig.from_model(game, "0").boards[0].windows:
         for player in ("early", "late"):
             holding = [period_id for period_id, players in boards[each_kind].items() if player in players]
             assert len(holding) == 1, (each_kind, player, holding)

@@ -57,7 +57,7 @@ def stream(slug: str = "tetris") -> list[tuple[str, dict[str, str]]]:
 def boards(game: Game) -> dict[str, list[tuple[str, float]]]:
     config = config_of(game)
     found = {}
-    for kind in config.periods:
+    for kind in config.boards[0].windows:
         p = periods.current(kind, config.timezone, NOW)
         key = keys.board(keys.board_ref(game.slug, "main"), p.kind, p.id)
         found[key] = run_sync(lambda key=key: get_redis().zrange(key, 0, -1, withscores=True))
