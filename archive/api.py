@@ -10,15 +10,30 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Literal
 
+from asgiref.sync import sync_to_async
 from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from pydantic import Field
 
-from core.api import READ_ERRORS, checked_player_id, game_or_404
-from games.api import Ids, Limit, Offset, Radius, board_of, not_on_board, player_ids_param, standings_out
-from games.schemas import BoardOut, FriendsOut, StandingOut
+from core.api import ERRORS, READ_ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id, game_or_404
+from core.audit import Actor
+from core.models import Leaderboard
+from games.api import (
+    Ids,
+    Limit,
+    Offset,
+    Radius,
+    board_json,
+    board_of,
+    boards,
+    not_on_board,
+    player_ids_param,
+    standings_out,
+)
+from games.schemas import BoardOut, FriendsOut, LeaderboardOut, StandingOut
+from games.selectors import board_not_found
 
-from . import selectors
+from . import selectors, services
 
 # The list of a board's archived periods: mounted before games/api.py's reads, whose
 # '/leaderboards/{board}/{period}' would take '.../periods'.
@@ -79,6 +94,87 @@ async def archived_periods(
     }
 
 
+# The current period's reads come first: a literal 'players' must not be taken for a
+# period id. They read through the same selectors as named periods, which serve a
+# deactivated board's last periods from the archive.
+
+
+@router.get(
+    "/games/{game}/leaderboards/{board}/{period}/players",
+    response={200: FriendsOut, **READ_ERRORS},
+    summary="Friends view",
+)
+async def friends(request: HttpRequest, game: str, board: str, period: str, ids: str = Ids) -> Any:
+    """The given players ranked within the whole current period of a window."""
+    return await _friends(game, board, period, None, ids)
+
+
+@router.get(
+    "/games/{game}/leaderboards/{board}/{period}/players/{player_id}",
+    response={200: StandingOut, **READ_ERRORS},
+    summary="A player's standing",
+)
+async def standing(request: HttpRequest, game: str, board: str, period: str, player_id: str) -> Any:
+    return await _standing(game, board, period, None, player_id)
+
+
+@router.get(
+    "/games/{game}/leaderboards/{board}/{period}/players/{player_id}/around",
+    response={200: BoardOut, **READ_ERRORS},
+    summary="Players around a player",
+)
+async def around(request: HttpRequest, game: str, board: str, period: str, player_id: str, radius: int = Radius) -> Any:
+    """The player with up to `radius` entries each side; the window shifts at the top and
+    bottom of the board so that it stays full where the board allows."""
+    return await _around(game, board, period, None, player_id, radius)
+
+
+@router.get(
+    "/games/{game}/leaderboards/{board}/{period}", response={200: BoardOut, **READ_ERRORS}, summary="Current standings"
+)
+async def leaderboard(
+    request: HttpRequest, game: str, board: str, period: str, offset: int = Offset, limit: int = Limit
+) -> Any:
+    """`period` is one of the board's windows: daily, weekly, monthly, all-time or custom;
+    past the end, `entries` is empty."""
+    return await _page(game, board, period, None, offset, limit)
+
+
+async def _friends(game: str, board: str, period: str, period_id: str | None, ids: str) -> dict[str, Any]:
+    found = await board_of(game, board)
+    page, missing = await selectors.period_ranked(
+        board=found, period=period, period_id=period_id, player_ids=player_ids_param(ids)
+    )
+    return {**standings_out(found, page), "missing": missing}
+
+
+async def _standing(game: str, board: str, period: str, period_id: str | None, player_id: str) -> dict[str, Any]:
+    standing = await selectors.period_standing(
+        board=await board_of(game, board), period=period, period_id=period_id, player_id=checked_player_id(player_id)
+    )
+    if standing is None:
+        raise not_on_board(player_id)
+    return vars(standing)
+
+
+async def _around(
+    game: str, board: str, period: str, period_id: str | None, player_id: str, radius: int
+) -> dict[str, Any]:
+    found = await board_of(game, board)
+    page = await selectors.period_around(
+        board=found, period=period, period_id=period_id, player_id=checked_player_id(player_id), radius=radius
+    )
+    if page is None:
+        raise not_on_board(player_id)
+    return standings_out(found, page)
+
+
+async def _page(game: str, board: str, period: str, period_id: str | None, offset: int, limit: int) -> dict[str, Any]:
+    found = await board_of(game, board)
+    page = await selectors.period_page(board=found, period=period, period_id=period_id, offset=offset, limit=limit)
+    return standings_out(found, page)
+
+
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/{period_id}/players",
     response={200: FriendsOut, **READ_ERRORS},
@@ -87,11 +183,7 @@ async def archived_periods(
 async def friends_named(
     request: HttpRequest, game: str, board: str, period: str, period_id: str, ids: str = Ids
 ) -> Any:
-    found = await board_of(game, board)
-    page, missing = await selectors.period_ranked(
-        board=found, period=period, period_id=period_id, player_ids=player_ids_param(ids)
-    )
-    return {**standings_out(found, page), "missing": missing}
+    return await _friends(game, board, period, period_id, ids)
 
 
 @router.get(
@@ -102,12 +194,7 @@ async def friends_named(
 async def standing_named(
     request: HttpRequest, game: str, board: str, period: str, period_id: str, player_id: str
 ) -> Any:
-    standing = await selectors.period_standing(
-        board=await board_of(game, board), period=period, period_id=period_id, player_id=checked_player_id(player_id)
-    )
-    if standing is None:
-        raise not_on_board(player_id)
-    return vars(standing)
+    return await _standing(game, board, period, period_id, player_id)
 
 
 @router.get(
@@ -118,17 +205,7 @@ async def standing_named(
 async def around_named(
     request: HttpRequest, game: str, board: str, period: str, period_id: str, player_id: str, radius: int = Radius
 ) -> Any:
-    found = await board_of(game, board)
-    page = await selectors.period_around(
-        board=found,
-        period=period,
-        period_id=period_id,
-        player_id=checked_player_id(player_id),
-        radius=radius,
-    )
-    if page is None:
-        raise not_on_board(player_id)
-    return standings_out(found, page)
+    return await _around(game, board, period, period_id, player_id, radius)
 
 
 @router.get(
@@ -141,6 +218,25 @@ async def leaderboard_named(
 ) -> Any:
     """A period by id (e.g. `2026-11-22`, `2026-W47`, `2026-11`, `2026-11-20T17:00Z`): from Redis
     while it is open or not yet archived, then from the archive in the database, with the same shapes."""
-    found = await board_of(game, board)
-    page = await selectors.period_page(board=found, period=period, period_id=period_id, offset=offset, limit=limit)
-    return standings_out(found, page)
+    return await _page(game, board, period, period_id, offset, limit)
+
+
+# Declared on games/api.py's board router: one path's methods live on one router, and taking a
+# board out of play archives its windows, which is this app's work.
+@boards.delete(
+    "/games/{game}/leaderboards/{board}",
+    response={200: LeaderboardOut, **ERRORS},
+    auth=BearerKey(),
+    summary="Take a leaderboard out of play (manage key)",
+)
+@authorized(manage=True)
+async def delete_board(request: HttpRequest, key: Authorized, game: str, board: str) -> Ok:
+    """The board refuses scores from now on (409 `board_closed`); its windows are archived at
+    once as if they had ended, and every read serves their final standings from the archive.
+    Its all-time window stays as it is. A PUT brings the board back."""
+    model = await Leaderboard.objects.select_related("game").filter(game_id=key.game.id, slug=board).afirst()
+    if model is None:
+        raise board_not_found(game=key.game, slug=board)
+    actor = Actor(name=f"api key {key.api_key.prefix}")
+    await sync_to_async(services.leaderboard_deactivate)(board=model, by=actor)
+    return Ok(await board_json(game, board))

@@ -286,25 +286,30 @@ async def has_placements(*, game: GameConfig, player_id: str) -> bool:
 # --------------------------------------------------------------------------- named periods
 
 
-async def _named(board: BoardConfig, period: str, period_id: str) -> tuple[periods.Period, Archived | None]:
-    """The period to read, and its complete archive if it has one (read that instead of Redis).
+async def _named(board: BoardConfig, period: str, period_id: str | None) -> tuple[periods.Period, Archived | None]:
+    """The period to read (the current one if ``period_id`` is None), and its complete archive
+    if it has one (read that instead of Redis).
 
-    A past period without a complete archive is read from Redis while its board is kept (else 404).
+    The current period of an active board is read from Redis. A past period, or the last one
+    of a deactivated board, is read from its complete archive, else from Redis while its
+    board is kept (else 404).
     """
     resolved, is_current = board_reads.resolve_period(board=board, period=period, period_id=period_id)
-    if is_current:
+    if is_current and board.active:
         return resolved, None
     archive = await complete_period(board=board, period=resolved.kind, period_id=resolved.id)
     if archive is not None:
         return archive.period, archive
-    if not await board_reads.board_kept(board=board, period=resolved):
+    if not is_current and not await board_reads.board_kept(board=board, period=resolved):
         raise ServiceError(
             404, "period_not_found", f"No {resolved.kind} period {resolved.id} is kept for this leaderboard."
         )
     return resolved, None
 
 
-async def period_page(*, board: BoardConfig, period: str, period_id: str, offset: int = 0, limit: int = 50) -> Board:
+async def period_page(
+    *, board: BoardConfig, period: str, period_id: str | None = None, offset: int = 0, limit: int = 50
+) -> Board:
     resolved, archive = await _named(board, period, period_id)
     if archive is not None:
         return await archived_page(archive=archive, offset=offset, limit=limit)
@@ -312,7 +317,7 @@ async def period_page(*, board: BoardConfig, period: str, period_id: str, offset
 
 
 async def period_around(
-    *, board: BoardConfig, period: str, period_id: str, player_id: str, radius: int = 5
+    *, board: BoardConfig, period: str, period_id: str | None = None, player_id: str, radius: int = 5
 ) -> Board | None:
     resolved, archive = await _named(board, period, period_id)
     if archive is not None:
@@ -320,7 +325,9 @@ async def period_around(
     return await board_reads.board_around(board=board, period=resolved, player_id=player_id, radius=radius)
 
 
-async def period_standing(*, board: BoardConfig, period: str, period_id: str, player_id: str) -> Standing | None:
+async def period_standing(
+    *, board: BoardConfig, period: str, period_id: str | None = None, player_id: str
+) -> Standing | None:
     resolved, archive = await _named(board, period, period_id)
     if archive is not None:
         found = await archived_standings(archive=archive, player_ids=[player_id])
@@ -330,7 +337,7 @@ async def period_standing(*, board: BoardConfig, period: str, period_id: str, pl
 
 
 async def period_ranked(
-    *, board: BoardConfig, period: str, period_id: str, player_ids: Sequence[str]
+    *, board: BoardConfig, period: str, period_id: str | None = None, player_ids: Sequence[str]
 ) -> tuple[Board, list[str]]:
     """The given players ranked within a named period's whole board, and those not on it."""
     resolved, archive = await _named(board, period, period_id)

@@ -361,6 +361,7 @@ class AuditEntry(models.Model):
         CORRECT = "correct", "corrected a score"
         ERASE = "erase", "erased a player"
         DELETE_GAME = "delete_game", "deleted a game"
+        CLOSE_BOARD = "close_board", "took a leaderboard out of play"
 
     at = models.DateTimeField()
     actor = models.ForeignKey(

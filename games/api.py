@@ -25,8 +25,6 @@ from .schemas import (
     BatchIn,
     BatchItemIn,
     BatchOut,
-    BoardOut,
-    FriendsOut,
     GameOut,
     LeaderboardIn,
     LeaderboardOut,
@@ -36,7 +34,6 @@ from .schemas import (
     RecentOut,
     ScoreIn,
     ScoreOut,
-    StandingOut,
 )
 
 MAX_PAGE_LIMIT = 200
@@ -165,7 +162,7 @@ async def _board_model(key: Authorized, board: str) -> Leaderboard:
     return found
 
 
-async def _board_json(game_slug: str, board_slug: str) -> dict[str, Any]:
+async def board_json(game_slug: str, board_slug: str) -> dict[str, Any]:
     # The save's signal emptied this process's config cache: this reads the change.
     fresh = await game_or_404(game_slug)
     return board_out(selectors.board_or_404(game=fresh, slug=board_slug))
@@ -185,7 +182,7 @@ async def put_board(request: HttpRequest, key: Authorized, game: str, board: str
         raise ServiceError(422, "invalid", SLUG_MESSAGE, field="slug")
     model = await Game.objects.aget(pk=key.game.id)
     await sync_to_async(leaderboards.leaderboard_put)(game=model, slug=board, settings=payload.model_dump())
-    return Ok(await _board_json(game, board))
+    return Ok(await board_json(game, board))
 
 
 @boards.patch(
@@ -199,7 +196,7 @@ async def patch_board(request: HttpRequest, key: Authorized, game: str, board: s
     changes = payload.model_dump(exclude_unset=True)
     model = await _board_model(key, board)
     await sync_to_async(leaderboards.leaderboard_patch)(board=model, changes=changes)
-    return Ok(await _board_json(game, board))
+    return Ok(await board_json(game, board))
 
 
 # --------------------------------------------------------------------------- reads
@@ -353,63 +350,3 @@ async def player_profile(request: HttpRequest, game: str, player_id: str) -> Any
 @boards.get("/games/{game}/leaderboards/{board}", response={200: LeaderboardOut, 404: ErrorOut}, summary="One board")
 async def get_board(request: HttpRequest, game: str, board: str) -> Any:
     return board_out(await board_of(game, board))
-
-
-# Order matters: the literal 'players' routes come before archive/api.py's '{period_id}'
-# (leaderboard_site/api.py mounts this router first).
-
-
-@reads.get(
-    "/games/{game}/leaderboards/{board}/{period}/players",
-    response={200: FriendsOut, **READ_ERRORS},
-    summary="Friends view",
-)
-async def friends(request: HttpRequest, game: str, board: str, period: str, ids: str = Ids) -> Any:
-    """The given players ranked within the whole current period of a window."""
-    found = await board_of(game, board)
-    page, missing = await selectors.players_ranked(board=found, period=period, player_ids=player_ids_param(ids))
-    return {**standings_out(found, page), "missing": missing}
-
-
-@reads.get(
-    "/games/{game}/leaderboards/{board}/{period}/players/{player_id}",
-    response={200: StandingOut, **READ_ERRORS},
-    summary="A player's standing",
-)
-async def standing(request: HttpRequest, game: str, board: str, period: str, player_id: str) -> Any:
-    found = await selectors.player_standing(
-        board=await board_of(game, board), period=period, player_id=checked_player_id(player_id)
-    )
-    if found is None:
-        raise not_on_board(player_id)
-    return vars(found)
-
-
-@reads.get(
-    "/games/{game}/leaderboards/{board}/{period}/players/{player_id}/around",
-    response={200: BoardOut, **READ_ERRORS},
-    summary="Players around a player",
-)
-async def around(request: HttpRequest, game: str, board: str, period: str, player_id: str, radius: int = Radius) -> Any:
-    """The player with up to `radius` entries each side; the window shifts at the top and
-    bottom of the board so that it stays full where the board allows."""
-    found = await board_of(game, board)
-    page = await selectors.players_around(
-        board=found, period=period, player_id=checked_player_id(player_id), radius=radius
-    )
-    if page is None:
-        raise not_on_board(player_id)
-    return standings_out(found, page)
-
-
-@reads.get(
-    "/games/{game}/leaderboards/{board}/{period}", response={200: BoardOut, **READ_ERRORS}, summary="Current standings"
-)
-async def leaderboard(
-    request: HttpRequest, game: str, board: str, period: str, offset: int = Offset, limit: int = Limit
-) -> Any:
-    """`period` is one of the board's windows: daily, weekly, monthly, all-time or custom;
-    past the end, `entries` is empty."""
-    found = await board_of(game, board)
-    page = await selectors.leaderboard_page(board=found, period=period, offset=offset, limit=limit)
-    return standings_out(found, page)

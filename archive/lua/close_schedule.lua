@@ -1,15 +1,18 @@
--- Schedule close jobs that are missing (the catch-up pass): a job already due,
--- claimed or dead is left exactly as it is.
+-- Schedule close jobs: the catch-up pass adds those that are missing; deactivating a
+-- board makes its jobs due at once. A job claimed or dead is left exactly as it is.
 --
 -- KEYS[1] due ZSET, KEYS[2] claims ZSET, KEYS[3] dead ZSET
--- ARGV pairs: job, when due (ms)
--- Returns how many jobs were scheduled
+-- ARGV[1] 'missing' (add a job only if it is not due yet) | 'sooner' (add it, or move a
+--   due job to the given time if that is earlier)
+-- ARGV[2 ..] pairs: job, when due (ms)
+-- Returns how many jobs were added or moved
 
-local added = 0
-for i = 1, #ARGV, 2 do
+local flag = ARGV[1] == 'sooner' and 'LT' or 'NX'
+local changed = 0
+for i = 2, #ARGV, 2 do
   local job = ARGV[i]
   if not redis.call('ZSCORE', KEYS[2], job) and not redis.call('ZSCORE', KEYS[3], job) then
-    added = added + redis.call('ZADD', KEYS[1], 'NX', ARGV[i + 1], job)
+    changed = changed + redis.call('ZADD', KEYS[1], flag, 'CH', ARGV[i + 1], job)
   end
 end
-return added
+return changed

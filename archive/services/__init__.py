@@ -1,8 +1,10 @@
-"""Closing finished periods: the archive of one period (period_archive.py) and the
-close-job queue that runs each exactly once (close_jobs.py)."""
+"""Closing finished periods: the archive of one period (period_archive.py), the close-job
+queue that runs each exactly once (close_jobs.py), and taking a board out of play
+(board_close.py)."""
 
 from __future__ import annotations
 
+from .board_close import leaderboard_deactivate
 from .close_jobs import (
     CLOSE_JOB_MAX_ATTEMPTS,
     ClaimedJob,
@@ -13,6 +15,7 @@ from .close_jobs import (
     close_jobs_catch_up,
     close_jobs_claim,
     close_jobs_dead,
+    close_jobs_due_now,
     close_jobs_queue,
     close_jobs_reap,
     close_jobs_run,
@@ -32,8 +35,10 @@ __all__ = [
     "close_jobs_catch_up",
     "close_jobs_claim",
     "close_jobs_dead",
+    "close_jobs_due_now",
     "close_jobs_queue",
     "close_jobs_reap",
     "close_jobs_run",
+    "leaderboard_deactivate",
     "period_archive",
 ]

@@ -187,10 +187,11 @@ def close_jobs_run(*, worker: str | None = None) -> int:
     return done
 
 
-async def _schedule(ref: str, jobs: list[tuple[str, int]]) -> int:
+async def _schedule(ref: str, jobs: list[tuple[str, int]], *, sooner: bool = False) -> int:
+    """Add the missing jobs (or, ``sooner``, also bring due ones forward); returns how many changed."""
     if not jobs:
         return 0
-    args: list[str | int] = [value for job in jobs for value in job]
+    args: list[str | int] = ["sooner" if sooner else "missing", *(value for job in jobs for value in job)]
     return int(
         await scripts.CLOSE_SCHEDULE(
             get_redis(), [keys.close_jobs(ref), keys.close_claims(ref), keys.close_dead(ref)], args
@@ -315,3 +316,28 @@ def close_jobs_queue(*, board: Leaderboard) -> CloseQueue:
 def close_jobs_dead(*, board: Leaderboard) -> list[DeadJob]:
     """The board's dead close jobs, oldest first."""
     return close_jobs_queue(board=board).dead
+
+
+def close_jobs_due_now(*, board: Leaderboard) -> int:
+    """Make every unarchived period of the board that has an end due at once (a board taken
+    out of play archives its windows as if they had ended); returns the jobs made due."""
+    ref = keys.board_ref(board.game.slug, board.slug)
+    config = BoardConfig.from_model(board, board.game)
+    now_ms = clock.now_ms()
+
+    async def unarchived() -> list[str]:
+        # '+inf' in the index: written and not archived yet (an archived board's entry is its expiry).
+        return cast("list[str]", await get_redis().zrangebyscore(keys.boards_index(ref), "+inf", "+inf"))
+
+    jobs: list[tuple[str, int]] = []
+    for board_key in run_sync(unarchived):
+        parsed = keys.parse_board(board_key)
+        if parsed is None:
+            continue
+        try:
+            period = periods.window_parse(config, parsed[1], parsed[2])
+        except periods.InvalidPeriod:
+            continue
+        if period.ends_at is not None:
+            jobs.append((close_job_name(period=period.kind, period_id=period.id), now_ms))
+    return int(run_sync(lambda: _schedule(ref, jobs, sooner=True)))

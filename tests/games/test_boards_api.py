@@ -11,8 +11,10 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
+from archive import services as archive_services
 from core import apikeys, services
 from core.models import ApiKey, Game
+from core.redis import get_redis
 from games import services as game_services
 from tests.conftest import auth, clock_at
 
@@ -273,3 +275,29 @@ async def test_it_gives_a_new_board_the_games_hidden_players(aclient, rally):
         aclient, "post", "/leaderboards/track-3/scores", submit, {"player_id": "cheat", "score": 1}
     )
     assert (status, body["error"]["code"]) == (403, "player_hidden")
+
+
+async def test_it_takes_a_board_out_of_play_and_serves_its_final_standings_from_the_archive(aclient, rally):
+    manage, submit = rally
+    await make_boards(aclient, manage)
+    for player, score in (("ann", 10), ("bo", 7)):
+        await call(aclient, "post", "/leaderboards/points/scores", submit, {"player_id": player, "score": score})
+
+    status, body = await call(aclient, "delete", "/leaderboards/points", submit)
+    assert (status, body["error"]["code"]) == (403, "scope")
+    status, body = await call(aclient, "delete", "/leaderboards/points", manage)
+    assert (status, body["active"], body["open"]) == (200, False, False)
+
+    status, body = await call(aclient, "post", "/leaderboards/points/scores", submit, {"player_id": "cy", "score": 1})
+    assert (status, body["error"]["code"]) == (409, "board_closed")
+    assert await sync_to_async(archive_services.close_jobs_run)() == 1  # the daily window, at once
+    await get_redis().flushdb()  # the archive alone answers now
+
+    board = (await aclient.get(f"{API}/leaderboards/points/daily")).json()
+    assert [(e["player_id"], e["score"]) for e in board["entries"]] == [("ann", 10), ("bo", 7)]
+    standing = (await aclient.get(f"{API}/leaderboards/points/daily/players/bo")).json()
+    assert (standing["rank"], standing["total"]) == (2, 2)
+
+    # A PUT brings it back.
+    status, body = await call(aclient, "put", "/leaderboards/points", manage, POINTS)
+    assert (status, body["active"]) == (200, True)

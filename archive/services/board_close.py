@@ -1,0 +1,26 @@
+"""Taking a leaderboard out of play (DELETE with a manage key): it refuses scores from then
+on, and its windows are archived at once as if they had ended, so its final standings are
+read from the archive like any finished period's."""
+
+from __future__ import annotations
+
+from core.audit import SYSTEM, Action, Actor, audit_record
+from core.models import Leaderboard
+
+from .close_jobs import close_jobs_due_now
+
+
+def leaderboard_deactivate(*, board: Leaderboard, by: Actor = SYSTEM) -> int:
+    """Deactivate the board and make its unarchived periods' close jobs due now; returns how
+    many. Its all-time window (no end) stays in Redis and readable; a PUT brings the board back."""
+    if board.active:
+        board.active = False
+        board.save(update_fields=["active"])
+        audit_record(
+            action=Action.CLOSE_BOARD,
+            game_slug=board.game.slug,
+            player_id="",
+            by=by,
+            detail={"leaderboard": board.slug},
+        )
+    return close_jobs_due_now(board=board)
