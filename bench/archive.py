@@ -266,9 +266,9 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     rows = 0
     clock = _Clock(pids)
     game = Game.objects.get(slug=LEDGER_SLUG if measure in (XRANGE, NAIVE_EVENTS, DRAIN) else GAME_SLUG)
-    board_key = keys.board(GAME_SLUG, periods.DAILY, spec.get("period_id", ""))
+    board_key = keys.board(keys.board_ref(GAME_SLUG, "main"), periods.DAILY, spec.get("period_id", ""))
     names_key = keys.names(GAME_SLUG)
-    stream = keys.ledger(LEDGER_SLUG)
+    stream = keys.ledger(keys.board_ref(LEDGER_SLUG, "main"))
     total = spec.get("players", 0)
     # Each writing measure empties its tables when it is done (below), so the next starts from empty tables
     # without carrying the memory a DELETE of a million rows leaves behind in its process.
@@ -297,7 +297,7 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
             while rows < total:
                 page = run_sync(
                     lambda offset=rows: board_reads.board_page(
-                        game=board_config, period=period, offset=offset, limit=chunk
+                        board=board_config.boards[0], period=period, offset=offset, limit=chunk
                     )
                 )
                 if not page.entries:
@@ -306,8 +306,15 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
                 bar.update(rows, total)
     elif measure == NAIVE_STANDINGS:
         day = periods.parse(periods.DAILY, spec["naive_period_id"], "UTC")
+        assert day.starts_at is not None and day.ends_at is not None  # a daily period has both
         target = ArchivedPeriod.objects.create(
-            game=game, period=day.kind, period_id=day.id, starts_at=day.starts_at, ends_at=day.ends_at, run="naive"
+            game=game,
+            leaderboard=game.leaderboards.get(),
+            period=day.kind,
+            period_id=day.id,
+            starts_at=day.starts_at,
+            ends_at=day.ends_at,
+            run="naive",
         )
         config = GameConfig.from_model(game, "0")
         # The rows come from Redis outside the clock: only building them and inserting them is timed.
@@ -319,7 +326,7 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
                         rank=rows + i + 1,
                         player_id=player,
                         display_name=name[:64],
-                        score=config.score_from_sort_key(str(int(score))),
+                        score=config.boards[0].score_from_key(str(int(score)), periods.DAILY),
                         run="naive",
                     )
                     for i, (player, score, name) in enumerate(window)
@@ -332,7 +339,11 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     elif measure in (ARCHIVE, ARCHIVE_TRACED):
         with clock:
             archived = services.period_archive(
-                game=game, period=periods.DAILY, period_id=spec["period_id"], chunk_size=chunk, progress=bar.update
+                board=game.leaderboards.get(),
+                period=periods.DAILY,
+                period_id=spec["period_id"],
+                chunk_size=chunk,
+                progress=bar.update,
             )
         rows = archived.total
         stored = ArchivedStanding.objects.filter(archived_period=archived).count()
@@ -356,7 +367,12 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
         # As the drain builds them (ledger.event_row), but inserted plainly: no duplicate check, no ack.
         for entries in _stream_batches(client, stream, chunk):
             with clock:
-                events = [row for event_id, fields in entries if (row := ledger.event_row(game.pk, event_id, fields))]
+                board_pk = game.leaderboards.get().pk
+                events = [
+                    row
+                    for event_id, fields in entries
+                    if isinstance(row := ledger.event_row(game.pk, board_pk, event_id, fields), ScoreEvent)
+                ]
                 ScoreEvent.objects.bulk_create(events)
             rows += len(events)
             bar.update(rows, spec["events"])
@@ -413,18 +429,18 @@ def _fill_board(client: Any, config: Any, period_id: str, players: int, seed: in
     from core import keys
     from games import periods
 
-    board_key = keys.board(GAME_SLUG, periods.DAILY, period_id)
+    board_key = keys.board(keys.board_ref(GAME_SLUG, "main"), periods.DAILY, period_id)
     names_key = keys.names(GAME_SLUG)
     rng = random.Random(seed)
     client.delete(board_key)
     for start in range(0, players, FILL_BATCH):
         ids = [PLAYER_ID_FORMAT.format(n) for n in range(start, min(players, start + FILL_BATCH))]
         pipe = client.pipeline(transaction=False)
-        pipe.zadd(board_key, {player: config.sort_key(rng.randrange(SCORE_MAX)) for player in ids})
+        pipe.zadd(board_key, {player: config.boards[0].sort_base(rng.randrange(SCORE_MAX)) for player in ids})
         pipe.hset(names_key, mapping={player: NAME_FORMAT.format(int(player[7:])) for player in ids})
         pipe.execute()
     # Unarchived: in the boards index with '+inf' and no expiry.
-    client.zadd(keys.boards_index(GAME_SLUG), {board_key: "+inf"}, nx=True)
+    client.zadd(keys.boards_index(keys.board_ref(GAME_SLUG, "main")), {board_key: "+inf"}, nx=True)
     if client.zcard(board_key) != players:
         raise RuntimeError(f"the board {period_id} holds {client.zcard(board_key):,} players, not {players:,}")
 
@@ -439,7 +455,9 @@ def _fill_ledger(config: Any, events: int) -> float:
     started = time.perf_counter()
     for start in range(0, events, LEDGER_FILL_BATCH):
         items = [
-            services.Submission(LEDGER_PLAYER_ID_FORMAT.format(rng.randrange(players)), rng.randrange(SCORE_MAX))
+            services.Submission(
+                LEDGER_PLAYER_ID_FORMAT.format(rng.randrange(players)), rng.randrange(SCORE_MAX), leaderboard="main"
+            )
             for _ in range(min(LEDGER_FILL_BATCH, events - start))
         ]
         results = run_sync(lambda items=items: services.score_submit_many(game=config, items=items))
@@ -506,9 +524,11 @@ def _measures(run: Run, tmp: Path, redis_url: str, redis_pid: int) -> None:
         _fill_board(client, board_config, small_id, small, seed=2)
         run.fill["board"] = time.perf_counter() - started
         run.fill["ledger"] = _fill_ledger(run_sync(config.get_game, LEDGER_SLUG), args.events)
-        stream_length = client.xlen(keys.ledger(LEDGER_SLUG))
+        stream_length = client.xlen(keys.ledger(keys.board_ref(LEDGER_SLUG, "main")))
         # What a ledger entry costs Redis, to size LEDGER_STREAM_MAXLEN against memory.
-        run.fill["stream_bytes"] = float(client.memory_usage(keys.ledger(LEDGER_SLUG), samples=0) or 0)
+        run.fill["stream_bytes"] = float(
+            client.memory_usage(keys.ledger(keys.board_ref(LEDGER_SLUG, "main")), samples=0) or 0
+        )
         if stream_length != args.events:
             raise RuntimeError(f"the ledger stream holds {stream_length:,} entries, not {args.events:,}")
         print(
@@ -575,7 +595,7 @@ def _measures(run: Run, tmp: Path, redis_url: str, redis_pid: int) -> None:
         # The drain trims what it stored: give each database the same full stream, with no group
         # yet (as after a data loss), from a copy taken before the first drain.
         client = redis.Redis.from_url(redis_url, decode_responses=True)
-        stream_key = keys.ledger(LEDGER_SLUG)
+        stream_key = keys.ledger(keys.board_ref(LEDGER_SLUG, "main"))
         copy_key = stream_key + ":bench-copy"
         try:
             if not client.exists(copy_key):

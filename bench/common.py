@@ -150,6 +150,8 @@ def bench_env(*, var_dir: Path, redis_url: str, settings_module: str = "bench.se
             "SECRET_KEY": "benchmark-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
             "SECURE_SSL_REDIRECT": "0",
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            # Every simulated watcher connects from the loopback address: no per-address cap.
+            "WS_SOCKETS_PER_ADDRESS": "1000000",
             "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_DIR), env.get("PYTHONPATH", "")])),
         }
     )

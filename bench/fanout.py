@@ -6,7 +6,7 @@ Starts its own embedded Redis and SQLite in a temp dir, the real server (uvicorn
 the product's ASGI app), the live broadcaster (``manage.py broadcast``) and a few
 client processes that open ``--clients`` websockets, all subscribed to the daily
 board with limit 10. Then it submits ``--rate`` scores per second, spread evenly,
-through POST /api/v1/games/{g}/scores for ``--duration`` seconds, each from a new
+through POST /api/v1/games/{g}/leaderboards/{b}/scores for ``--duration`` seconds, each from a new
 player with a score above all before it, and measures:
 
 * latency from an accepted submission (its 200 received) to the watchers: to the
@@ -241,7 +241,9 @@ class _ClientProcess:
             close_timeout=2,
         )
         try:
-            await ws.send(json.dumps({"action": "subscribe", "period": WATCH_PERIOD, "limit": WATCH_LIMIT}))
+            await ws.send(
+                json.dumps({"action": "subscribe", "leaderboard": "main", "period": WATCH_PERIOD, "limit": WATCH_LIMIT})
+            )
             first = json.loads(await asyncio.wait_for(ws.recv(), OPEN_TIMEOUT_SECS))
             if first.get("type") != "standings":
                 raise RuntimeError(f"first message was not a snapshot: {str(first)[:200]}")
@@ -437,7 +439,7 @@ async def _submit(
 ) -> SubmitResult:
     """Open loop: submission i is due at warm-up start + i / rate, on whichever connection is free."""
     headers = {"Authorization": f"Bearer {raw_key}", "Content-Type": "application/json"}
-    path = f"/api/v1/games/{GAME_SLUG}/scores"
+    path = f"/api/v1/games/{GAME_SLUG}/leaderboards/main/scores"
     begin = window.start - WARMUP_SECS
     total = int((window.end - begin) * rate)
     due_items: asyncio.Queue[tuple[int, float] | None] = asyncio.Queue()
@@ -920,7 +922,8 @@ def _section(
         f"Watchers: {watchers}, each a websocket subscribed to the daily board with limit {WATCH_LIMIT}, from "
         f"asyncio client processes ({SOCKETS_PER_CLIENT_PROCESS} sockets each at most; permessage-deflate on, as "
         f"browsers offer it). Sockets opened: {connect}.",
-        f"Submissions: POST /api/v1/games/{{g}}/scores on {SUBMIT_CONNECTIONS} keep-alive connections, open loop "
+        f"Submissions: POST /api/v1/games/{{g}}/leaderboards/{{b}}/scores on {SUBMIT_CONNECTIONS} keep-alive "
+        "connections, open loop "
         f"and evenly spread, each from a new player with a score above every earlier one. Per run, "
         f"{args.duration:g} s measured at {args.rate:g}/s, then {low_secs:g} s at {LOW_RATE_PER_SEC:g}/s on the "
         f"same sockets, each after {WARMUP_SECS:g} s of warm-up.",

@@ -6,13 +6,13 @@ Starts its own embedded Redis and SQLite in a temp dir, the real server
 (uvicorn, the product's ASGI app plus one bare view), fills a board with
 ``--players`` players, then measures for ``--duration`` seconds each:
 
-* single submissions/s (POST /api/v1/games/{g}/scores),
-* batch items/s with 100 and 1,000 items per request (POST .../scores/batch),
+* single submissions/s (POST /api/v1/games/{g}/leaderboards/{b}/scores),
+* batch items/s with 100 and 1,000 items per request (POST /api/v1/games/{g}/scores/batch),
 * reference A, the Redis limit: the same submit script with the same keys and
   arguments (built by services._chunk_call, SUBMIT_CHUNK_ITEMS items per call),
   pre-encoded and pipelined 1,000 items at a time straight into Redis,
 * reference B, the framework limit: a bare async Django view on the same server,
-* top-50 reads/s (GET .../leaderboards/daily?limit=50) of the full board,
+* top-50 reads/s (GET .../leaderboards/{b}/daily?limit=50) of the full board,
 
 prints a table and ratios, and rewrites its section of docs/benchmarks.md.
 Only loopback; every child process is stopped on exit, Ctrl-C included.
@@ -111,29 +111,44 @@ def _create_game_and_key(env: dict[str, str]) -> str:
     common.manage(env, "creategame", GAME_SLUG, "--name", "Bench", "--max-per-minute", "0")
     common.manage(env, "createleaderboard", GAME_SLUG, "main", "--mode", "best")
     raw_key = common.manage_output(
-        env, "createapikey", GAME_SLUG, "--name", "bench", "--requests-per-minute", str(API_KEY_REQUESTS_PER_MINUTE)
+        env,
+        "createapikey",
+        GAME_SLUG,
+        "--name",
+        "bench",
+        "--requests-per-minute",
+        str(API_KEY_REQUESTS_PER_MINUTE),
+        "--items-per-minute",
+        str(API_KEY_REQUESTS_PER_MINUTE),
     )
     return raw_key.strip()
 
 
 def _encoded_batches(game_config: Any, player_ids: list[list[str]], rng: random.Random) -> list[bytes]:
-    """EVALSHA of the submit script for each player, with exactly the keys and args the API path builds."""
+    """EVALSHA of the two submit scripts (the board's, then the game's) for each chunk of
+    players, with exactly the keys and args the API path builds."""
     from core import clock
     from games import scripts, services
 
     now = clock.now()
-    current = [services.periods.current(kind, game_config.timezone, now) for kind in game_config.periods]
+    now_ms = clock.to_ms(now)
+    board = game_config.boards[0]
+    current = services.periods.board_current(board, now)
     step = services.SUBMIT_CHUNK_ITEMS
     batches = []
     for ids in player_ids:
         commands = []
         for start in range(0, len(ids), step):
             chunk = [
-                services._Queued(i, services.Submission(player_id, rng.randrange(SCORE_MAX)), None)
+                services._Queued(
+                    i, services.Submission(player_id, rng.randrange(SCORE_MAX), leaderboard=board.slug), board, None
+                )
                 for i, player_id in enumerate(ids[start : start + step])
             ]
-            key_list, args = services._chunk_call(game_config, chunk, now, current)
+            key_list, args = services._board_call(board, chunk, now_ms, current, game_config.max_submissions_per_minute)
             commands.append(common.resp_command("EVALSHA", scripts.SUBMIT_SCORE.sha, len(key_list), *key_list, *args))
+            key_list, args = services._game_call(game_config, [(q, True) for q in chunk], now_ms, True)
+            commands.append(common.resp_command("EVALSHA", scripts.SUBMIT_GAME.sha, len(key_list), *key_list, *args))
         batches.append(b"".join(commands))
     return batches
 
@@ -159,17 +174,30 @@ class RedisPipe:
         self.writer.write(batch)
         await self.writer.drain()
         got = failed = 0
+        board_reply = True  # the calls alternate: the board's script, then the game's
         while got < items:
             data = await self.reader.read(1 << 20)
             if not data:
                 raise ConnectionError("Redis closed the connection")
             parser.feed(data)
-            # One reply per script call: a list with one reply per item.
+            # One reply per script call: a list with one reply per item (the game's: one name each).
             while (reply := parser.gets()) is not False:
                 if not isinstance(reply, list):
                     raise RuntimeError(f"submit script failed: {reply!r}")
-                got += len(reply)
-                failed += sum(1 for item in reply if not (isinstance(item, list) and item and item[0] == b"ok"))
+                if board_reply:
+                    got += len(reply)
+                    failed += sum(1 for item in reply if not (isinstance(item, list) and item and item[0] == b"ok"))
+                board_reply = not board_reply
+        # The last game reply may still be on its way: read it before the next pipeline.
+        while not board_reply:
+            reply = parser.gets()
+            if reply is False:
+                data = await self.reader.read(1 << 20)
+                if not data:
+                    raise ConnectionError("Redis closed the connection")
+                parser.feed(data)
+                continue
+            board_reply = True
         return failed
 
 
@@ -233,7 +261,12 @@ def _batch_bodies(size: int, players: int, rng: random.Random) -> list[bytes]:
         json.dumps(
             {
                 "scores": [
-                    {"player_id": f"p{rng.randrange(players)}", "score": rng.randrange(SCORE_MAX)} for _ in range(size)
+                    {
+                        "leaderboard": "main",
+                        "player_id": f"p{rng.randrange(players)}",
+                        "score": rng.randrange(SCORE_MAX),
+                    }
+                    for _ in range(size)
                 ]
             },
             separators=(",", ":"),
@@ -262,7 +295,7 @@ async def _phases(run: Run, *, http_port: int, redis_port: int, raw_key: str, wa
         ids = [f"p{n}" for n in range(players)]
         chunks = [ids[i : i + REDIS_PIPELINE_ITEMS] for i in range(0, players, REDIS_PIPELINE_ITEMS)]
         await _fill(redis_port, game_config, chunks, rng)
-        board_keys = await client.zrange(keys.boards_index(GAME_SLUG), 0, -1)
+        board_keys = await client.zrange(keys.boards_index(keys.board_ref(GAME_SLUG, "main")), 0, -1)
         print(
             f"filled {len(board_keys)} boards with {players:,} players in {time.monotonic() - started:.1f} s",
             flush=True,
@@ -294,7 +327,7 @@ async def _phases(run: Run, *, http_port: int, redis_port: int, raw_key: str, wa
         )
 
     headers = {"Authorization": f"Bearer {raw_key}", "Content-Type": "application/json"}
-    scores_path = f"/api/v1/games/{GAME_SLUG}/scores"
+    scores_path = f"/api/v1/games/{GAME_SLUG}/leaderboards/main/scores"
 
     async def load(
         phase: str,
@@ -352,12 +385,14 @@ async def _phases(run: Run, *, http_port: int, redis_port: int, raw_key: str, wa
             f"batch{size}",
             f"batch of {size:,}",
             "items/s",
-            lambda r, bodies=bodies, size=size: Request("POST", f"{scores_path}/batch", r.choice(bodies), size),
+            lambda r, bodies=bodies, size=size: Request(
+                "POST", f"/api/v1/games/{GAME_SLUG}/scores/batch", r.choice(bodies), size
+            ),
             concurrency=min(args.concurrency, BATCH_CONNECTIONS_PER_WORKER * args.workers),
             marker=BATCH_ERROR_MARKER,
             note=f"{min(args.concurrency, BATCH_CONNECTIONS_PER_WORKER * args.workers)} connections",
         )
-    read_path = f"/api/v1/games/{GAME_SLUG}/leaderboards/daily?limit={READ_LIMIT}"
+    read_path = f"/api/v1/games/{GAME_SLUG}/leaderboards/main/daily?limit={READ_LIMIT}"
     await load("reads", f"top-{READ_LIMIT} reads (GET daily)", "req/s", lambda r: Request("GET", read_path))
     await load(
         "httpx",

@@ -83,6 +83,9 @@ class LiveSocket(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.joined: set[str] = set()
         self.placed = False
+        # Set once start() succeeded: a socket closed while connecting ignores what the
+        # client sent meanwhile (the closing frame is on its way).
+        self.started = False
         self.bucket = TokenBucket(MESSAGE_BURST, MESSAGES_PER_SEC)
         self.refused = 0
         self.tasks: list[asyncio.Task[None]] = []
@@ -96,6 +99,7 @@ class LiveSocket(AsyncWebsocketConsumer):
             self.placed = True
             if not await self.start():
                 return
+            self.started = True
         except UNAVAILABLE_ERRORS as error:
             logger.warning("live socket: %s at connect (%s); closing with 1013", type(error).__name__, error)
             await self.close(code=CLOSE_TRY_AGAIN)
@@ -179,6 +183,8 @@ class LiveSocket(AsyncWebsocketConsumer):
     # ----------------------------------------------------------------- client -> server
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if not self.started:
+            return
         size = len(text_data.encode()) if text_data is not None else len(bytes_data or b"")
         if size > MAX_FRAME_BYTES:
             await self.close(code=CLOSE_TOO_BIG)
