@@ -313,6 +313,12 @@ def live_changes() -> str:
     return "live:{changes}:boards"
 
 
+def live_presence_changes() -> str:
+    """ZSET of game slugs whose presence changed (a join, a leave, a watcher come or gone) since
+    the broadcaster last looked (slug -> first change, ms): a tick announces these games only."""
+    return "live:{changes}:presence"
+
+
 # --------------------------------------------------------------------------- live sockets
 
 

@@ -434,8 +434,11 @@ async def _apply_to_game(
     changed = {q.board.ref for q, raw in applied if not int(raw[1])}
     if changed:
         pipe.zadd(keys.live_changes(), dict.fromkeys(changed, now_ms), nx=True)
+        if heartbeat:
+            # A score is a heartbeat: a player may have come online.
+            pipe.zadd(keys.live_presence_changes(), {game.slug: now_ms}, nx=True)
     replies = await pipe.execute()
-    for chunk, names in zip(chunks, replies, strict=False):
+    for chunk, names in zip(chunks, replies, strict=False):  # marks' replies come after the chunks
         for (q, raw), name in zip(chunk, names, strict=True):
             results[q.index] = Submitted(
                 player_id=q.item.player_id,

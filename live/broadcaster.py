@@ -12,7 +12,8 @@ Rollovers come from a schedule of every window's next end, kept in memory (``res
 each claimed once). So a tick's cost follows what changed: idle boards cost nothing,
 and the cost per watcher follows the tick rate, not the submission rate. Presence
 changes (``presence``: counts, joins and leaves, claimed so that each change goes out
-once however many broadcasters run) are still looked at per game and tick.
+once however many broadcasters run) are announced for the games marked in
+``keys.live_presence_changes`` (a join, a leave, a watcher come or gone, a prune).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ logger = logging.getLogger(__name__)
 # Leaderboards one tick takes from the change set (and windows from each board's dirty
 # set) at most; the rest wait a tick.
 MAX_BOARDS_PER_TICK = 1000
+# Games whose presence changed that one tick announces at most; the rest wait a tick.
+MAX_GAMES_PER_TICK = 1000
 # Followed players' last sent standings kept at most; past it the memory starts again
 # (each player is then sent once more).
 LAST_SENT_MAX_ENTRIES = 100_000
@@ -63,6 +66,10 @@ class BroadcasterState:
     games: list[config.GameConfig] | None = None
     boards: dict[str, tuple[config.GameConfig, config.BoardConfig]] = field(default_factory=dict)
     schedule: list[tuple[int, str, str]] = field(default_factory=list)  # heap of (ends ms, ref, window)
+    # When a game's presence counts next fall by themselves (a member's window ends):
+    # a heap of (ms, slug), and the earliest planned per game.
+    lapses: list[tuple[int, str]] = field(default_factory=list)
+    lapse_at: dict[str, int] = field(default_factory=dict)
 
     def follow(self, games: list[config.GameConfig], now: dt.datetime) -> None:
         """Index the boards of ``games`` and schedule each window's next rollover; boards whose
@@ -90,6 +97,22 @@ class BroadcasterState:
             return
         if ends is not None:
             heapq.heappush(self.schedule, (ends, board.ref, window))
+
+    def plan_lapse(self, slug: str, at_ms: int | None) -> None:
+        if at_ms is not None and at_ms < self.lapse_at.get(slug, at_ms + 1):
+            self.lapse_at[slug] = at_ms
+            heapq.heappush(self.lapses, (at_ms, slug))
+
+    def lapsed(self, now: dt.datetime) -> list[str]:
+        """The games whose presence counts fell by themselves since the last tick."""
+        now_ms = clock.to_ms(now)
+        found = []
+        while self.lapses and self.lapses[0][0] <= now_ms:
+            at_ms, slug = heapq.heappop(self.lapses)
+            if self.lapse_at.get(slug) == at_ms:
+                del self.lapse_at[slug]
+                found.append(slug)
+        return found
 
     def due(self, now: dt.datetime) -> list[tuple[str, str]]:
         """The (ref, window) pairs whose period ended by ``now``, each planned again for its next end."""
@@ -121,9 +144,7 @@ async def tick(*, state: BroadcasterState, games: list[config.GameConfig] | None
     report = TickReport()
     state.follow(games if games is not None else await config.list_games(), now)
     await _announce_rollovers(state, now, report)
-    for game in state.games or ():
-        if await _announce_presence(game, state):
-            report.presence += 1
+    await _announce_presence_changes(state, now, report)
     refs = cast("list[tuple[str, float]]", await get_redis().zpopmin(keys.live_changes(), MAX_BOARDS_PER_TICK))
     changed_games: dict[str, config.GameConfig] = {}
     for ref, _ in refs:
@@ -231,12 +252,28 @@ async def _announce_recent(game: config.GameConfig) -> None:
     await events.send_recent(game.slug, events.recent(version, submissions))
 
 
+async def _announce_presence_changes(state: BroadcasterState, now: dt.datetime, report: TickReport) -> None:
+    """A ``presence`` message for each game whose presence changed since the last tick, or
+    whose counts fell by themselves (a member's window ended, planned from the last claim)."""
+    changed = cast(
+        "list[tuple[str, float]]", await get_redis().zpopmin(keys.live_presence_changes(), MAX_GAMES_PER_TICK)
+    )
+    games = {g.slug: g for g in state.games or ()}
+    for slug in dict.fromkeys([*(slug for slug, _ in changed), *state.lapsed(now)]):
+        game = games.get(slug)
+        if game is not None and await _announce_presence(game, state):
+            report.presence += 1
+
+
 async def _announce_presence(game: config.GameConfig, state: BroadcasterState) -> bool:
-    """One ``presence`` message if anyone joined or left, or the counts moved (expiry moves them too)."""
+    """One ``presence`` message if anyone joined or left, or the counts moved."""
     changes = await presence_services.presence_claim_changes(game=game, announcer=state.token)
     if changes is None:
-        state.presence_counts.pop(game.slug, None)  # another broadcaster announces; resend on takeover
+        # Another broadcaster announces this game: hand the mark back for it to take.
+        state.presence_counts.pop(game.slug, None)  # and resend the counts on a takeover
+        await presence_services.presence_changed(slug=game.slug)
         return False
+    state.plan_lapse(game.slug, changes.next_lapse_ms)
     counts = (changes.online, changes.watching)
     if not changes.joined and not changes.left and state.presence_counts.get(game.slug) == counts:
         return False

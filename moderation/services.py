@@ -26,6 +26,7 @@ from core.audit import SYSTEM, Action, Actor, audit_forget_names, audit_record, 
 from core.errors import ServiceError
 from core.models import PLAYER_ID_MESSAGE, DeadLetter, Game, Leaderboard, Player, is_player_id
 from core.redis import get_redis, run_sync
+from presence import services as presence_services
 from presence.services import PRESENCE_ANNOUNCE_TTL_MS
 
 from . import scripts, selectors
@@ -107,6 +108,8 @@ async def _erase_in_redis(slug: str, board_slugs: list[str], player_id: str, now
         left += board_left
         records += board_records
         await get_redis().zadd(keys.live_changes(), {ref: now_ms}, nx=True)
+    if online:
+        await presence_services.presence_changed(slug=slug)
     return [left, named, recent, records, codes, online]
 
 

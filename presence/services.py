@@ -84,6 +84,11 @@ def _check_ids(ids: Sequence[object], field: str) -> list[str]:
     return list(dict.fromkeys(checked))
 
 
+async def presence_changed(*, slug: str) -> None:
+    """Tell the broadcaster that the game's presence changed (it announces changed games only)."""
+    await get_redis().zadd(keys.live_presence_changes(), {slug: clock.now_ms()}, nx=True)
+
+
 async def presence_report(*, game: GameConfig, online: Sequence[str], offline: Sequence[str]) -> Reported:
     """A game server's heartbeat for the players in ``online``; ``offline`` leave at once."""
     if len(online) + len(offline) > PRESENCE_BATCH_MAX:
@@ -109,6 +114,8 @@ async def presence_report(*, game: GameConfig, online: Sequence[str], offline: S
             *offline_ids,
         ],
     )
+    if int(joined) or int(left):
+        await presence_changed(slug=game.slug)
     return Reported(len(online_ids), len(offline_ids), int(joined), int(left))
 
 
@@ -122,25 +129,32 @@ async def page_beat(*, game: GameConfig, player_id: str, socket_id: str) -> bool
         _update_keys(game.slug, [player_id]),
         ["page_beat", clock.now_ms(), _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, player_id, socket_id],
     )
+    if joined:
+        await presence_changed(slug=game.slug)
     return bool(joined)
 
 
 async def page_leave(*, game: GameConfig, player_id: str, socket_id: str) -> str:
     """A linked user's page closed: 'left', 'stay' (another page or source keeps them) or 'gone'."""
-    return await scripts.PRESENCE_UPDATE(
+    outcome = await scripts.PRESENCE_UPDATE(
         get_redis(),
         _update_keys(game.slug, [player_id]),
         ["page_leave", clock.now_ms(), _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, player_id, socket_id],
     )
+    if outcome == "left":
+        await presence_changed(slug=game.slug)
+    return outcome
 
 
 async def watcher_beat(*, game: GameConfig, socket_id: str) -> None:
     """An open page of a viewer who is not a listed player (counted as watching)."""
-    await get_redis().zadd(keys.presence_watching(game.slug), {socket_id: clock.now_ms()})
+    if await get_redis().zadd(keys.presence_watching(game.slug), {socket_id: clock.now_ms()}):
+        await presence_changed(slug=game.slug)
 
 
 async def watcher_leave(*, game: GameConfig, socket_id: str) -> None:
-    await get_redis().zrem(keys.presence_watching(game.slug), socket_id)
+    if await get_redis().zrem(keys.presence_watching(game.slug), socket_id):
+        await presence_changed(slug=game.slug)
 
 
 # --------------------------------------------------------------------------- pruning
@@ -158,6 +172,8 @@ async def presence_prune(*, game: GameConfig) -> list[str]:
         )
         removed += batch
         if len(batch) < PRUNE_BATCH_MAX:
+            if removed:
+                await presence_changed(slug=game.slug)
             return removed
 
 
@@ -180,6 +196,8 @@ class Announcement:
     watching: int
     joined: list[OnlinePlayer]
     left: list[str]
+    # When the counts next fall by themselves (a member's window ends), epoch ms; None if nobody is there.
+    next_lapse_ms: int | None = None
 
 
 async def presence_claim_changes(*, game: GameConfig, announcer: str) -> Announcement | None:
@@ -203,6 +221,6 @@ async def presence_claim_changes(*, game: GameConfig, announcer: str) -> Announc
     )
     if reply[0] == 0:
         return None
-    version, online, watching, joins, leaves = reply
+    version, online, watching, joins, leaves, lapse = reply
     joined = [OnlinePlayer(joins[i], joins[i + 1], clock.from_ms(joins[i + 2])) for i in range(0, len(joins), 3)]
-    return Announcement(int(version), int(online), int(watching), joined, list(leaves))
+    return Announcement(int(version), int(online), int(watching), joined, list(leaves), int(lapse) if lapse else None)

@@ -10,8 +10,8 @@
 -- ARGV[1] now, epoch ms; ARGV[2] timeout, ms; ARGV[3] most joins and most leaves per call;
 -- ARGV[4] the caller's token; ARGV[5] lease length, ms
 -- Returns {0} when another broadcaster holds the lease, else {version, online count,
---   watching count, {player_id, display name, joined ms, ...}, {player_id, ...}}; the
---   version only increases.
+--   watching count, {player_id, display name, joined ms, ...}, {player_id, ...}, when the
+--   next member lapses (ms, '' if nobody is online or watching)}; the version only increases.
 
 local holder = redis.call('GET', KEYS[7])
 if holder and holder ~= ARGV[4] then return {0} end
@@ -30,10 +30,22 @@ for i = 1, #popped_joins, 2 do
 end
 for i = 1, #popped_leaves, 2 do table.insert(leaves, popped_leaves[i]) end
 local version = redis.call('INCR', KEYS[5])
+
+-- The counts fall when a member's last sighting leaves the window, with no event to say
+-- so: the caller comes back then (the first sighting still inside the window + timeout).
+local lapse = nil
+for _, key in ipairs({KEYS[3], KEYS[4]}) do
+  local first = redis.call('ZRANGEBYSCORE', key, cutoff, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if #first > 0 then
+    local at = tonumber(first[2]) + tonumber(ARGV[2]) + 1
+    if not lapse or at < lapse then lapse = at end
+  end
+end
 return {
   version,
   redis.call('ZCOUNT', KEYS[3], cutoff, '+inf'),
   redis.call('ZCOUNT', KEYS[4], cutoff, '+inf'),
   joins,
   leaves,
+  lapse and string.format('%.0f', lapse) or '',
 }

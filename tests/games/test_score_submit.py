@@ -171,7 +171,7 @@ async def test_it_keeps_extreme_scores_exact(make_game):
 
 async def test_it_keeps_each_scripts_keys_on_one_cluster_slot(make_game):
     """A board's script touches only {game.board} keys, the game's script only {game} keys,
-    and everything a submission stores is on one of the two slots (or the live change set)."""
+    and everything a submission stores is on one of the two slots (or the live change sets)."""
     game = await config_for(make_game, slug="space-race", max_submissions_per_minute=5)
     board = game.boards[0]
     now = clock_now()
@@ -198,7 +198,11 @@ async def test_it_keeps_each_scripts_keys_on_one_cluster_slot(make_game):
     assert {key_slot(k.encode()) for k in (keys.config_version("space-race"), keys.api_rate("space-race", "x"))} == {
         game_slot
     }
-    stored = [k async for k in get_redis().scan_iter(match="*") if k != keys.live_changes()]
+    stored = [
+        k
+        async for k in get_redis().scan_iter(match="*")
+        if k not in (keys.live_changes(), keys.live_presence_changes())
+    ]
     assert {key_slot(k.encode()) for k in stored} == {board_slot, game_slot}
     assert len(stored) >= 8
 
