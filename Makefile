@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint bench bench-fanout bench-presence bench-archive clean
+.PHONY: run test install lint bench bench-fanout bench-presence bench-archive bench-broadcaster clean
 
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,9 @@ bench-presence: $(STAMP)
 
 bench-archive: $(STAMP)
 	$(PY) bench/archive.py
+
+bench-broadcaster: $(STAMP)
+	$(PY) bench/broadcaster.py
 
 clean:
 	rm -rf $(VENV) var staticfiles

@@ -17,6 +17,7 @@ from cachetools import TTLCache
 from django.conf import settings
 
 from . import board_rules, clock, keys
+from .errors import UNAVAILABLE_ERRORS
 from .models import MAX_SAFE_SCORE, SLUG_MAX_CHARS, ApiKey, Game, Leaderboard
 from .redis import get_redis
 
@@ -179,6 +180,10 @@ class ApiKeyConfig:
 # oldest instead of growing the process. Far more than the games and keys a
 # process serves at once.
 CONFIG_CACHE_MAX_ENTRIES = 10_000
+# The game list is read again at least this often even if no change was announced (an
+# announcement lost while Redis was down): a reload of thousands of boards costs a tick
+# a few hundred ms, so not every GAME_CONFIG_CACHE_SECS.
+GAME_LIST_MAX_AGE_SECS = 300
 
 
 class _Caches:
@@ -186,7 +191,10 @@ class _Caches:
         ttl = settings.GAME_CONFIG_CACHE_SECS
         self.games: TTLCache[str, GameConfig | None] = TTLCache(CONFIG_CACHE_MAX_ENTRIES, ttl, timer=clock.monotonic)
         self.keys: TTLCache[str, ApiKeyConfig | None] = TTLCache(CONFIG_CACHE_MAX_ENTRIES, ttl, timer=clock.monotonic)
-        self.game_list: TTLCache[str, list[GameConfig]] = TTLCache(1, ttl, timer=clock.monotonic)
+        # The game list with the config epoch it was read at.
+        self.game_list: TTLCache[str, tuple[str, list[GameConfig]]] = TTLCache(
+            1, GAME_LIST_MAX_AGE_SECS, timer=clock.monotonic
+        )
 
 
 _caches = _Caches()
@@ -224,11 +232,23 @@ async def get_game(slug: str, *, min_version: str | None = None) -> GameConfig |
 
 
 async def list_games() -> list[GameConfig]:
-    """Active games, by name."""
-    cache = _caches.game_list
-    if "all" not in cache:
-        cache["all"] = [GameConfig.from_model(g, "0") async for g in _WITH_BOARDS.filter(active=True).order_by("name")]
-    return cache["all"]
+    """Active games, by name: read again when any game's config changed (the config epoch in
+    Redis moved), else the list already read, the same object (the broadcaster re-indexes
+    its boards only when it is another one)."""
+    cached = _caches.game_list.get("all")
+    try:
+        found = await get_redis().get(keys.config_epoch())
+    except UNAVAILABLE_ERRORS:
+        # Redis is down: the list comes from the database alone (kept until Redis answers).
+        found = None if cached is None else cached[0]
+        epoch = "unknown" if found is None else str(found)
+    else:
+        epoch = str(found) if found is not None else "0"
+    if cached is not None and cached[0] == epoch:
+        return cached[1]
+    games = [GameConfig.from_model(g, "0") async for g in _WITH_BOARDS.filter(active=True).order_by("name")]
+    _caches.game_list["all"] = (epoch, games)
+    return games
 
 
 async def get_api_key(prefix: str, *, reload: bool = False) -> ApiKeyConfig | None:

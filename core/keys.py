@@ -224,6 +224,12 @@ def config_version(slug: str) -> str:
     return f"lb:{_tag(slug)}:config-version"
 
 
+def config_epoch() -> str:
+    """Counter bumped whenever any game's config changes: the game list is read again only
+    then (config.list_games), however many games there are."""
+    return "config:{all}:epoch"
+
+
 def api_rate(slug: str, key_prefix: str) -> str:
     """GCRA state (theoretical arrival time, ms) of one API key."""
     return f"rl:{_tag(slug)}:key:{key_prefix}"

@@ -93,7 +93,14 @@ def board_hidden_copy(*, game_slug: str, board_slug: str) -> int:
 def config_changed(*, slug: str) -> None:
     """Tell every process that a game's config or keys changed (after commit)."""
     config.invalidate()
-    run_sync(lambda: get_redis().incr(keys.config_version(slug)))
+
+    async def bump() -> None:
+        pipe = get_redis().pipeline(transaction=False)
+        pipe.incr(keys.config_version(slug))
+        pipe.incr(keys.config_epoch())
+        await pipe.execute()
+
+    run_sync(bump)
 
 
 async def limit_take(*, key: str, window_secs: int, limit: int) -> int:

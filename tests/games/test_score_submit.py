@@ -171,7 +171,8 @@ async def test_it_keeps_extreme_scores_exact(make_game):
 
 async def test_it_keeps_each_scripts_keys_on_one_cluster_slot(make_game):
     """A board's script touches only {game.board} keys, the game's script only {game} keys,
-    and everything a submission stores is on one of the two slots (or the live change sets)."""
+    and everything a submission stores is on one of the two slots (or is a global key: the
+    live change sets, the config epoch)."""
     game = await config_for(make_game, slug="space-race", max_submissions_per_minute=5)
     board = game.boards[0]
     now = clock_now()
@@ -201,7 +202,7 @@ async def test_it_keeps_each_scripts_keys_on_one_cluster_slot(make_game):
     stored = [
         k
         async for k in get_redis().scan_iter(match="*")
-        if k not in (keys.live_changes(), keys.live_presence_changes())
+        if k not in (keys.live_changes(), keys.live_presence_changes(), keys.config_epoch())
     ]
     assert {key_slot(k.encode()) for k in stored} == {board_slot, game_slot}
     assert len(stored) >= 8
