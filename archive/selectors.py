@@ -244,15 +244,22 @@ async def winners(*, archives: Sequence[Archived]) -> dict[int, Entry]:
 
 
 async def player_placements(
-    *, game: GameConfig, player_id: str, period: str | None = None, limit: int = 30
+    *,
+    game: GameConfig,
+    player_id: str,
+    board: BoardConfig | None = None,
+    period: str | None = None,
+    limit: int = 30,
 ) -> list[Placement]:
-    """The player's final placements in complete archived periods of every board of the game
-    (of one window if ``period``), newest first."""
+    """The player's final placements in complete archived periods of one board (or of every
+    board of the game), of one window if ``period``, newest first."""
     rows = ArchivedStanding.objects.filter(
         player_id=player_id,
         archived_period__game_id=game.id,
         archived_period__status=ArchivedPeriod.Status.COMPLETE,
     )
+    if board is not None:
+        rows = rows.filter(archived_period__leaderboard_id=board.id)
     if period is not None:
         rows = rows.filter(archived_period__period=period)
     rows = _newest_first(rows, "archived_period__").select_related("archived_period")[:limit]

@@ -4,11 +4,13 @@ rendered by games/views.py with templates/archive/_placement_history.html."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from core import config
-from core.pages import PAGE_SIZE, not_found, positive_int
+from core.pages import PAGE_SIZE, board_context, not_found, positive_int
 
 from . import selectors
 
@@ -51,9 +53,9 @@ async def history_page(request: HttpRequest, game: str) -> HttpResponse:
         {
             "game": config_,
             "kind": kind,
-            "leaderboard": board,
+            **board_context(config_, board),
             "kinds": [k for k in selectors.ARCHIVED_KINDS if any(k in b.windows for b in config_.boards) or k == kind],
-            "rows": [(archive, winners.get(archive.pk)) for archive in archives],
+            "rows": [_history_row(config_, archive, winners.get(archive.pk)) for archive in archives],
             "total": total,
             "page": page,
             "pages": pages,
@@ -61,6 +63,12 @@ async def history_page(request: HttpRequest, game: str) -> HttpResponse:
             "next_page": page + 1 if page < pages else None,
         },
     )
+
+
+def _history_row(game: config.GameConfig, archive: selectors.Archived, winner: Any) -> dict[str, Any]:
+    """One finished period in the history list, with its board (its name, format and link query)."""
+    board = game.board_named(archive.leaderboard)
+    return {"archive": archive, "winner": winner, **board_context(game, board)}
 
 
 async def period_page(request: HttpRequest, game: str, period: str, period_id: str) -> HttpResponse:
@@ -88,7 +96,7 @@ async def period_page(request: HttpRequest, game: str, period: str, period_id: s
         "archive/period.html",
         {
             "game": config_,
-            "leaderboard": board,
+            **board_context(config_, board),
             "archive": archive,
             "period": period,
             "board": standings,

@@ -15,7 +15,7 @@ from core import config, text
 from core.config import BoardConfig, GameConfig
 from core.errors import ServiceError
 from core.models import is_player_id
-from core.pages import PAGE_SIZE, not_found, positive_int
+from core.pages import PAGE_SIZE, board_context, not_found, positive_int
 from games import selectors
 from presence import selectors as presence_selectors
 
@@ -86,7 +86,7 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
         "presence_more": max(0, presence.online - len(presence.players)),
         "presence_list_size": PRESENCE_LIST_SIZE,
         "game": config_,
-        "leaderboard": leaderboard,
+        **board_context(config_, leaderboard),
         "period": period,
         "periods": selectors.current_periods(board=leaderboard),
         "board": board,
@@ -157,7 +157,7 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
     leaderboard, period = chosen
     overview = await selectors.player_overview(board=leaderboard, player_id=player_id)
     placements = await archive_selectors.player_placements(
-        game=config_, player_id=player_id, period=period, limit=PLACEMENT_HISTORY_SIZE
+        game=config_, player_id=player_id, board=leaderboard, period=period, limit=PLACEMENT_HISTORY_SIZE
     )
     # A player with no current score still has a page while the game knows them (a score
     # in an earlier period, a past placement); a hidden player has none.
@@ -177,13 +177,15 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
     name = next((s.display_name for s in overview.values() if s is not None), None)
     name = name or known_name or (placements[0].display_name if placements else player_id)
     current = {p.kind: p for p in selectors.current_periods(board=leaderboard)}
+    others = [b for b in config_.boards if b.active and b != leaderboard]
+    elsewhere = [(b, await selectors.player_overview(board=b, player_id=player_id)) for b in others]
     around_ids = [e.player_id for e in around.entries] if around else []
     return render(
         request,
         "live/player.html",
         {
             "game": config_,
-            "leaderboard": leaderboard,
+            **board_context(config_, leaderboard),
             "player_id": player_id,
             "display_name": name,
             "period": period,
@@ -192,6 +194,8 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
             "around": around,
             "around_radius": AROUND_RADIUS,
             "presence": await presence_selectors.player_presence(game=config_, player_id=player_id),
+            # The player on the game's other boards (the cards above follow the one shown).
+            "elsewhere": [(b, overview) for b, overview in elsewhere if any(overview.values())],
             "online": await presence_selectors.online_among(game=config_, player_ids=around_ids),
             "placements": placements,
             "placement_kind": period,

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import template
+
+from core import board_rules
 
 register = template.Library()
 
@@ -14,6 +18,22 @@ def count(value: int | None) -> str:
 
 
 @register.filter
-def score(value: int | None) -> str:
-    """A score as a page shows it: an integer with thousands separators."""
-    return count(value)
+def score(value: int | None, fmt: str = board_rules.INTEGER) -> str:
+    """A score in its board's format: 1,234,567 (integer), 1:21.999 (time_ms), 1,234.56 (decimal:2)."""
+    return "" if value is None else board_rules.format_score(value, fmt or board_rules.INTEGER)
+
+
+@register.filter
+def metadata(value: dict[str, Any] | None) -> str:
+    """An entry's metadata as a short line: 'car: mx-5 · replay: r-8812' (keys as submitted)."""
+    if not value:
+        return ""
+    return " · ".join(f"{key}: {item}" for key, item in value.items())
+
+
+@register.simple_tag(takes_context=True)
+def board_score(context: template.Context, value: int, board_slug: str) -> str:
+    """A score in the format of the game's board ``board_slug`` (a recent panel mixes boards)."""
+    game = context.get("game")
+    board = game.board_named(board_slug) if game is not None else None
+    return score(value, board.format if board is not None else board_rules.INTEGER)

@@ -1,12 +1,17 @@
 // A board table patched in place from live messages or API reads.
 
-import { el, flash, formatScore, motionAllowed, playerHref, setText } from "./dom.js";
+import { el, flash, formatMetadata, formatScore, motionAllowed, playerHref, setText } from "./dom.js";
 
 const FLIP_DURATION_MS = 350;
 
 // Patches a table.board in place: rows are keyed by data-player-id and keep their DOM
 // nodes, moved rows slide to their new place (FLIP), new rows fade in, changed scores
 // flash. options: slug, period, highlight (a player id or null).
+// A row's score as shown: the live message's formatted value, else the page board's format.
+function shownScore(entry) {
+  return typeof entry.shown === "string" ? entry.shown : formatScore(entry.score);
+}
+
 export function boardTable(table, options) {
   var body = table.tBodies[0];
   var flips = new WeakMap();
@@ -46,9 +51,13 @@ export function boardTable(table, options) {
     var link = el("a", "player", entry.display_name || entry.player_id);
     link.href = playerHref(options.slug, entry.player_id, options.period);
     nameCell.appendChild(link);
+    const meta = formatMetadata(entry.metadata);
+    if (meta) nameCell.appendChild(el("span", "entry-meta", meta));
     row.appendChild(rankCell);
     row.appendChild(nameCell);
-    row.appendChild(el("td", "col-score score", formatScore(entry.score)));
+    const cell = el("td", "col-score score", shownScore(entry));
+    cell.setAttribute("data-score", String(entry.score));
+    row.appendChild(cell);
     if (entry.online === true) setOnline(row, true);
     return row;
   }
@@ -61,10 +70,17 @@ export function boardTable(table, options) {
     }
     setText(row.querySelector("a.player"), entry.display_name || entry.player_id);
     var score = row.querySelector(".col-score");
-    if (score && score.textContent.trim() !== formatScore(entry.score)) {
-      score.textContent = formatScore(entry.score);
+    if (score && score.textContent.trim() !== shownScore(entry)) {
+      score.textContent = shownScore(entry);
+      score.setAttribute("data-score", String(entry.score));
       flash(score, "is-changed");
     }
+    var nameCell = row.querySelector("a.player") && row.querySelector("a.player").parentNode;
+    var meta = formatMetadata(entry.metadata);
+    var metaNode = nameCell && nameCell.querySelector(".entry-meta");
+    if (nameCell && meta && !metaNode) nameCell.appendChild(el("span", "entry-meta", meta));
+    else if (metaNode && !meta) metaNode.remove();
+    else if (metaNode) setText(metaNode, meta);
     // The JSON API's rows carry no presence: keep the dot as it is then.
     if (typeof entry.online === "boolean") setOnline(row, entry.online);
   }

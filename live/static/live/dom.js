@@ -92,12 +92,62 @@ export function formatCount(count) {
   return typeof count === "number" ? numberFormat.format(count) : String(count);
 }
 
-// A score as pages show it (the same as a count, for integer scores).
-export function formatScore(score) {
-  return formatCount(score);
+// The score format of the board a page shows (base.html sets it), and of each board of
+// the game (a recent panel mixes them).
+function pageFormat() {
+  return document.body.getAttribute("data-score-format") || "integer";
 }
 
-// A score as a page shows it ("1,234,567", "-12") back to its number; NaN if none.
+export function boardFormat(board) {
+  try {
+    const formats = JSON.parse(document.body.getAttribute("data-board-formats") || "{}");
+    return formats[board] || pageFormat();
+  } catch (error) {
+    return pageFormat();
+  }
+}
+
+function pad(value, width) {
+  return String(value).padStart(width, "0");
+}
+
+// A score in its board's format, as core/board_rules.py format_score writes it:
+// 1,234,567 (integer), 1:21.999 (time_ms: 81999), 1,234.56 (decimal:2).
+export function formatScore(score, format) {
+  if (typeof score !== "number") return String(score);
+  const fmt = format || pageFormat();
+  const sign = score < 0 ? "-" : "";
+  const magnitude = Math.abs(score);
+  if (fmt === "time_ms") {
+    const ms = magnitude % 1000;
+    const totalSeconds = Math.floor(magnitude / 1000);
+    const seconds = totalSeconds % 60;
+    const minutes = Math.floor(totalSeconds / 60) % 60;
+    const hours = Math.floor(totalSeconds / 3600);
+    if (hours) return sign + hours + ":" + pad(minutes, 2) + ":" + pad(seconds, 2) + "." + pad(ms, 3);
+    return sign + minutes + ":" + pad(seconds, 2) + "." + pad(ms, 3);
+  }
+  const decimal = /^decimal:([1-6])$/.exec(fmt);
+  if (decimal) {
+    const places = Number(decimal[1]);
+    const unit = 10 ** places;
+    return sign + formatCount(Math.floor(magnitude / unit)) + "." + pad(magnitude % unit, places);
+  }
+  return sign + formatCount(magnitude);
+}
+
+// An entry's metadata as a short line ("car: mx-5 · replay: r-8812"), as the pages write it.
+export function formatMetadata(metadata) {
+  if (!metadata || typeof metadata !== "object") return "";
+  return Object.keys(metadata)
+    .map(function (key) {
+      const value = metadata[key];
+      return key + ": " + (typeof value === "string" ? value : JSON.stringify(value));
+    })
+    .join(" · ");
+}
+
+// A number a page wrote as text ("1,234,567", "-12") back to its number; NaN if none.
 export function parseScore(text) {
   return parseInt(String(text).replace(/[^0-9-]/g, ""), 10);
 }

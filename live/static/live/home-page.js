@@ -9,6 +9,7 @@ const TOP_N = 3;
 function gameCard(card) {
   const slug = card.getAttribute("data-game");
   const leaderboard = card.getAttribute("data-leaderboard");
+  const format = card.getAttribute("data-format") || "integer";
   const podium = card.querySelector("ol.podium");
   const empty = card.querySelector(".empty-note");
   let period = card.getAttribute("data-period");
@@ -22,7 +23,7 @@ function gameCard(card) {
     const name = el("a", "name", entry.display_name || entry.player_id);
     name.href = playerHref(slug, entry.player_id, period);
     li.appendChild(name);
-    li.appendChild(el("span", "score", formatScore(entry.score)));
+    li.appendChild(el("span", "score", formatScore(entry.score, format)));
     return li;
   }
 
@@ -38,7 +39,7 @@ function gameCard(card) {
       podium.appendChild(li);
       const shown = before.get(entry.player_id);
       if (shown === undefined) flash(li, "is-new");
-      else if (shown !== formatScore(entry.score)) flash(li.querySelector(".score"), "is-changed");
+      else if (shown !== formatScore(entry.score, format)) flash(li.querySelector(".score"), "is-changed");
     });
     podium.hidden = entries.length === 0;
     if (empty) empty.hidden = entries.length > 0;

@@ -79,7 +79,7 @@ export function playerPage(root) {
     if (card.classList.contains("no-score") || !rank || !score || !of) return null;
     return {
       rank: parseInt(rank.textContent.replace("#", ""), 10),
-      score: parseScore(score.textContent),
+      score: Number(score.getAttribute("data-score")),
       total: parseScore(of.textContent),
     };
   }
@@ -112,6 +112,7 @@ export function playerPage(root) {
     rank.appendChild(el("span", "stat-of", "of " + formatScore(standing.total)));
     var score = el("p", null, "Score ");
     var value = el("span", "score", formatScore(standing.score));
+    value.setAttribute("data-score", String(standing.score));
     score.appendChild(value);
     card.appendChild(rank);
     card.appendChild(score);

@@ -1,7 +1,7 @@
 // The game page's recent submissions, kept current: a snapshot when the socket asks,
 // then one `recent` message per broadcaster tick in which any arrived.
 
-import { API_PREFIX, el, flash, formatScore, getJSON, playerHref, setText } from "./dom.js";
+import { API_PREFIX, boardFormat, el, flash, formatScore, getJSON, playerHref, setText } from "./dom.js";
 
 // Keyed by what makes a submission itself, so an unchanged one keeps its node.
 function itemKey(item) {
@@ -20,7 +20,7 @@ export function recentPanel(options) {
     const link = el("a", null, item.display_name || item.player_id);
     link.href = playerHref(options.slug, item.player_id, options.period);
     li.appendChild(link);
-    li.appendChild(el("span", "score", formatScore(item.score)));
+    li.appendChild(el("span", "score", formatScore(item.score, boardFormat(item.leaderboard))));
     const when = el("time", null, "just now");
     when.setAttribute("datetime", item.at);
     when.setAttribute("data-relative", "");

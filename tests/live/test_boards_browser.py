@@ -1,0 +1,92 @@
+"""A game with three boards in a real browser: tabs between boards and windows, each board's
+format, entry metadata, and the board in view updated live."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from core import apikeys, services
+from tests.conftest import auth
+from tests.live.test_pages_browser import board_rows
+from tests.live_server import DialogWatch, asgi_live_server, browser, live_broadcaster  # noqa: F401  (fixtures)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+LIVE_WITHIN_MS = 2_000
+SCREENSHOTS = Path("/tmp/lb-screenshots")
+TRACK = {"mode": "best", "order": "asc", "ties": "earliest", "score_format": "time_ms", "min_score": 1}
+TRACK["max_score"] = 3_600_000
+
+
+@pytest.fixture
+def rally(asgi_live_server) -> Iterator[httpx.Client]:  # noqa: F811
+    """Rally: two time-trial tracks and a points board; a client with a key of the game."""
+    game = services.game_create(slug="rally", name="Rally", max_submissions_per_minute=0)
+    for slug, name in (("track-1", "Track 1"), ("track-2", "Track 2")):
+        services.leaderboard_create(game=game, slug=slug, name=name, windows=["daily", "weekly"], **TRACK)
+    services.leaderboard_create(
+        game=game, slug="points", name="Points", mode="increment", windows=["daily", "all-time"]
+    )
+    _, raw_key = apikeys.api_key_create(game=game, name="server")
+    client = httpx.Client(base_url=asgi_live_server, headers=auth(raw_key), timeout=10)
+    items = [
+        {"leaderboard": "track-1", "player_id": "ann", "score": 81_999, "metadata": {"car": "mx-5"}},
+        {"leaderboard": "track-1", "player_id": "bo", "score": 83_250},
+        {"leaderboard": "track-2", "player_id": "ann", "score": 95_000},
+        {"leaderboard": "points", "player_id": "bo", "score": 1_200},
+    ]
+    response = client.post("/api/v1/games/rally/scores/batch", json={"scores": items})
+    assert response.status_code == 200 and all("error" not in r for r in response.json()["results"])
+    yield client
+    client.close()
+
+
+def shoot(page: Page, name: str) -> None:
+    SCREENSHOTS.mkdir(exist_ok=True)
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(SCREENSHOTS / f"{name}-{width}.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+
+def test_it_switches_boards_and_windows_and_shows_each_boards_format_live(
+    asgi_live_server,  # noqa: F811
+    live_broadcaster,  # noqa: F811
+    rally,
+    page: Page,
+    dialogs: DialogWatch,
+):
+    page.goto(f"{asgi_live_server}/games/rally/")
+
+    tabs = page.locator("nav.board-tabs .tab")
+    expect(tabs).to_have_text(["Track 1", "Track 2", "Points"])
+    expect(page.locator("nav.board-tabs [aria-current=page]")).to_have_text("Track 1")
+    assert board_rows(page) == [["1", "ann car: mx-5", "1:21.999"], ["2", "bo", "1:23.250"]]
+    shoot(page, "boards-track-1")
+
+    tabs.nth(1).click()
+    expect(page).to_have_url(f"{asgi_live_server}/games/rally/?board=track-2")
+    assert board_rows(page) == [["1", "ann", "1:35.000"]]
+    page.locator("nav[aria-label=Period] .tab", has_text="Weekly").click()
+    expect(page).to_have_url(f"{asgi_live_server}/games/rally/?board=track-2&period=weekly")
+    expect(page.locator("[data-live-status]")).to_have_attribute("data-state", "live")
+
+    # A faster lap on the board in view shows up live, in its format.
+    response = rally.post("/api/v1/games/rally/leaderboards/track-2/scores", json={"player_id": "cy", "score": 75_000})
+    assert response.status_code == 200
+    expect(page.locator("table.board tbody tr").first).to_have_attribute("data-player-id", "cy", timeout=LIVE_WITHIN_MS)
+    assert board_rows(page) == [["1", "cy", "1:15.000"], ["2", "ann", "1:35.000"]]
+    # A score on another board does not touch this one.
+    rally.post("/api/v1/games/rally/leaderboards/points/scores", json={"player_id": "dee", "score": 5})
+    page.wait_for_timeout(500)
+    assert [row[1] for row in board_rows(page)] == ["cy", "ann"]
+
+    page.locator("nav.board-tabs .tab", has_text="Points").click()
+    assert board_rows(page) == [["1", "bo", "1,200"], ["2", "dee", "5"]]
+    shoot(page, "boards-points")
+    assert dialogs.fired == []
