@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from core import board_rules
 from core.config import BoardConfig, GameConfig
 from core.errors import REDIS_ERRORS
 from core.models import Game
@@ -20,35 +21,46 @@ from games import selectors
 from moderation.admin.games import GameAdmin
 from presence import selectors as presence_selectors
 
-# How many entries of each current board, and how many online players, the page shows.
+# How many entries of each board's current windows, and how many online players, the page shows.
 PEEK_TOP_N = 20
 NO_SCORES = "No scores yet."
 REDIS_DOWN = "Redis is unavailable: the boards cannot be read now."
 
 
-async def _peek(board: BoardConfig) -> list[selectors.Board]:
-    return [await selectors.leaderboard_page(board=board, period=p, limit=PEEK_TOP_N) for p in board.windows]
+async def _peek(boards: list[BoardConfig]) -> list[list[selectors.Board]]:
+    """The top of every window of each board."""
+    return [
+        [await selectors.leaderboard_page(board=board, period=p, limit=PEEK_TOP_N) for p in board.windows]
+        for board in boards
+    ]
 
 
-def _board_table(board: selectors.Board) -> SafeString:
+def _board_table(leaderboard: BoardConfig, board: selectors.Board) -> SafeString:
     rows = format_html_join(
         "",
         '<tr><td class="peek-rank">{}</td><td title="{}">{}</td><td class="peek-score">{}</td></tr>',
-        ((e.rank, e.player_id, e.display_name, f"{e.score:,}") for e in board.entries),
+        (
+            (e.rank, e.player_id, e.display_name, board_rules.format_score(e.score, leaderboard.format))
+            for e in board.entries
+        ),
     )
     if not board.entries:
         rows = format_html('<tr><td colspan="3">{}</td></tr>', NO_SCORES)
     period = board.period
+    view = f"{leaderboard.slug}/{period.kind}"
     name = period.kind if period.kind == period.id else f"{period.kind} {period.id}"
     return format_html(
         '<section class="peek-board"><h4 data-peek-caption="{}">{} — {} player{}</h4>'
-        '<table data-peek-period="{}"><thead><tr><th>#</th><th>name</th><th>score</th></tr>'
-        "</thead><tbody>{}</tbody></table></section>",
-        period.kind,
+        '<table data-peek-view="{}" data-peek-board="{}" data-peek-period="{}" data-format="{}">'
+        "<thead><tr><th>#</th><th>name</th><th>score</th></tr></thead><tbody>{}</tbody></table></section>",
+        view,
         name,
         f"{board.total:,}",
         "" if board.total == 1 else "s",
+        view,
+        leaderboard.slug,
         period.kind,
+        leaderboard.format,
         rows,
     )
 
@@ -70,23 +82,27 @@ class LiveGameAdmin(GameAdmin):
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), "live_peek": peek})
 
     def live_top(self, obj: Game) -> SafeString:
-        board = GameConfig.from_model(obj, "0").first_board
-        if board is None:
+        boards = [b for b in GameConfig.from_model(obj, "0").boards if b.active]
+        if not boards:
             return format_html("<p>{}</p>", "No leaderboard yet.")
         try:
-            boards = run_sync(lambda: _peek(board))
+            pages = run_sync(lambda: _peek(boards))
         except REDIS_ERRORS:
             return format_html("<p>{}</p>", REDIS_DOWN)
-        tables = format_html_join("", "{}", ((_board_table(b),) for b in boards))
+        sections = format_html_join(
+            "",
+            '<div class="peek-leaderboard"><h3>{}</h3>{}</div>',
+            (
+                (board.name, format_html_join("", "{}", ((_board_table(board, page),) for page in board_pages)))
+                for board, board_pages in zip(boards, pages, strict=True)
+            ),
+        )
         return format_html(
-            '<div class="peek" data-admin-peek data-game="{}" data-leaderboard="{}" data-limit="{}">'
-            '<p class="peek-status" data-live-status hidden><span data-live-status-text></span></p>'
-            "<h3>{}</h3>{}</div>",
+            '<div class="peek" data-admin-peek data-game="{}" data-limit="{}">'
+            '<p class="peek-status" data-live-status hidden><span data-live-status-text></span></p>{}</div>',
             obj.slug,
-            board.slug,
             PEEK_TOP_N,
-            board.name,
-            tables,
+            sections,
         )
 
     def online_now(self, obj: Game) -> SafeString:

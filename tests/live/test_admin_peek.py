@@ -9,6 +9,7 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import Page, expect
 
+from core import services as core_services
 from core.config import GameConfig
 from core.models import Game
 from core.redis import run_sync
@@ -34,6 +35,21 @@ def submit(game: Game, player_id: str, score: int, name: str | None = None) -> N
     )
 
 
+def test_it_peeks_at_every_board_of_the_game_each_in_its_format(admin_client, game):
+    core_services.leaderboard_create(
+        game=game, slug="track", name="Track", mode="best", order="asc", windows=["daily"], score_format="time_ms"
+    )
+    config = GameConfig.from_model(Game.objects.get(pk=game.pk), "0")  # the fixture's boards are prefetched
+    run_sync(lambda: services.score_submit(game=config, board=config.boards[1], player_id="ann", score=81_999))
+
+    html = admin_client.get(change_url(game)).content.decode()
+
+    assert "<h3>Tetris</h3>" in html and "<h3>Track</h3>" in html
+    track = html[html.index('data-peek-caption="track/daily"') :]
+    assert re.search(r'data-peek-board="track" data-peek-period="daily" data-format="time_ms"', track)
+    assert '<td class="peek-score">1:21.999</td>' in track
+
+
 def change_url(game: Game) -> str:
     return reverse("admin:core_game_change", args=[game.pk])
 
@@ -45,11 +61,11 @@ def test_it_peeks_at_the_top_of_every_board_with_names_escaped(admin_client, gam
     html = admin_client.get(change_url(game)).content.decode()
 
     assert "&lt;b&gt;Bob&lt;/b&gt;" in html and "<b>Bob</b>" not in html
-    top = html[html.index('data-peek-caption="daily"') :]
+    top = html[html.index('data-peek-caption="main/daily"') :]
     assert top.index("Alice") < top.index("&lt;b&gt;Bob")
     for period in ("daily", "weekly", "monthly"):
-        assert re.search(rf'<h4 data-peek-caption="{period}">{period} \S+ — 2 players</h4>', html)
-    assert '<h4 data-peek-caption="all-time">all-time — 2 players</h4>' in html
+        assert re.search(rf'<h4 data-peek-caption="main/{period}">{period} \S+ — 2 players</h4>', html)
+    assert '<h4 data-peek-caption="main/all-time">all-time — 2 players</h4>' in html
     assert html.count('type="checkbox" name="leaderboards-0-windows"') == 5
     assert 'src="/static/live/admin-peek.js" type="module"' in html
 
@@ -95,5 +111,5 @@ def test_it_keeps_the_peek_live_as_scores_come_in(
 
     expect(daily.first).to_contain_text("Bob", timeout=LIVE_WITHIN_MS)
     expect(daily).to_have_count(2)
-    expect(page.locator('[data-peek-caption="daily"]')).to_contain_text("— 2 players")
+    expect(page.locator('[data-peek-caption="main/daily"]')).to_contain_text("— 2 players")
     expect(page.locator("[data-peek-online]")).to_have_text("2")

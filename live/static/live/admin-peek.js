@@ -1,19 +1,30 @@
-// The game admin page's live peek (live/admin.py): each current board's top and who is
-// online, kept current over the game's websocket (docs/websocket.md), with API reads
+// The game admin page's live peek (live/admin.py): the top of each window of every board of
+// the game and who is online, kept current over the game's websocket (docs/websocket.md), with API reads
 // while the socket is down. The server-rendered tables stay as they are without it.
 
 import { connection, statusIndicator } from "./connection.js";
-import { API_PREFIX, cleanEntries, el, formatCount, getJSON, isNewerPeriod, plural, positiveInt, setText } from "./dom.js";
+import {
+  API_PREFIX,
+  cleanEntries,
+  el,
+  formatCount,
+  formatScore,
+  getJSON,
+  isNewerPeriod,
+  plural,
+  positiveInt,
+  setText,
+} from "./dom.js";
 
 function peek(root) {
   var slug = root.getAttribute("data-game");
-  var leaderboard = root.getAttribute("data-leaderboard");
   var limit = positiveInt(root.getAttribute("data-limit"), 20);
+  // One table per view: a window of a board, "<board>/<window>".
   var tables = {};
-  root.querySelectorAll("table[data-peek-period]").forEach(function (table) {
-    tables[table.getAttribute("data-peek-period")] = table;
+  root.querySelectorAll("table[data-peek-view]").forEach(function (table) {
+    tables[table.getAttribute("data-peek-view")] = table;
   });
-  var periods = Object.keys(tables);
+  var views = Object.keys(tables);
   var versions = {};
   var periodIds = {};
   var presence = document.querySelector("[data-peek-presence]");
@@ -23,14 +34,15 @@ function peek(root) {
     return el("td", className || null, text);
   }
 
-  // board: {period, period_id, total, entries[, version]}.
-  function show(period, board) {
-    var table = tables[period];
+  // board: {period, period_id, total, entries[, version]} of the view "<board>/<window>".
+  function show(view, board) {
+    var table = tables[view];
     if (!table) return;
-    if (periodIds[period] && board.period_id !== periodIds[period] && !isNewerPeriod(board.period_id, periodIds[period])) {
+    var period = table.getAttribute("data-peek-period");
+    if (periodIds[view] && board.period_id !== periodIds[view] && !isNewerPeriod(board.period_id, periodIds[view])) {
       return; // an older period's late news
     }
-    periodIds[period] = board.period_id;
+    periodIds[view] = board.period_id;
     var body = table.tBodies[0];
     while (body.firstChild) body.removeChild(body.firstChild);
     var entries = cleanEntries(board.entries);
@@ -47,10 +59,10 @@ function peek(root) {
       var name = cell(entry.display_name || entry.player_id);
       name.title = entry.player_id;
       row.appendChild(name);
-      row.appendChild(cell(formatCount(entry.score), "peek-score"));
+      row.appendChild(cell(formatScore(entry.score, table.getAttribute("data-format")), "peek-score"));
       body.appendChild(row);
     });
-    var caption = root.querySelector('[data-peek-caption="' + period + '"]');
+    var caption = root.querySelector('[data-peek-caption="' + view + '"]');
     var name = board.period_id === period ? period : period + " " + board.period_id;
     setText(caption, name + " — " + plural(board.total, "player"));
   }
@@ -84,38 +96,45 @@ function peek(root) {
     path: "/ws/games/" + encodeURIComponent(slug) + "/",
     start: function (sendNow) {
       send = sendNow;
-      periods.forEach(function (period) {
-        send({ action: "subscribe", leaderboard: leaderboard, period: period, limit: limit });
+      views.forEach(function (view) {
+        var table = tables[view];
+        send({
+          action: "subscribe",
+          leaderboard: table.getAttribute("data-peek-board"),
+          period: table.getAttribute("data-peek-period"),
+          limit: limit,
+        });
       });
       if (presence) send({ action: "presence" });
     },
     onMessage: function (message) {
       if (message.type === "standings") {
-        // Versions count per board, so a new period starts over.
-        var board = message.period + " " + message.period_id;
-        if (typeof message.version === "number" && message.version <= (versions[board] || -1)) return;
-        versions[board] = message.version;
-        show(message.period, message);
+        // Versions count per board and period, so a new period starts over.
+        var key = message.leaderboard + "/" + message.period + " " + message.period_id;
+        if (typeof message.version === "number" && message.version <= (versions[key] || -1)) return;
+        versions[key] = message.version;
+        show(message.leaderboard + "/" + message.period, message);
       } else if (message.type === "reset" && send) {
-        send({ action: "subscribe", leaderboard: leaderboard, period: message.period, limit: limit });
+        send({ action: "subscribe", leaderboard: message.leaderboard, period: message.period, limit: limit });
       } else if (message.type === "presence") {
         showPresence(message);
       }
     },
     poll: function () {
       return Promise.all(
-        periods.map(function (period) {
+        views.map(function (view) {
+          var table = tables[view];
           var url =
             API_PREFIX +
             encodeURIComponent(slug) +
             "/leaderboards/" +
-            encodeURIComponent(leaderboard) +
+            encodeURIComponent(table.getAttribute("data-peek-board")) +
             "/" +
-            period +
+            table.getAttribute("data-peek-period") +
             "?limit=" +
             limit;
           return getJSON(url).then(function (board) {
-            if (board) show(period, board);
+            if (board) show(view, board);
           });
         })
       );
