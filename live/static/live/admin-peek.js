@@ -4,7 +4,7 @@
 
 import { connection, statusIndicator } from "./connection.js";
 import {
-  API_PREFIX,
+  boardPath,
   cleanEntries,
   el,
   formatCount,
@@ -124,15 +124,12 @@ function peek(root) {
       return Promise.all(
         views.map(function (view) {
           var table = tables[view];
-          var url =
-            API_PREFIX +
-            encodeURIComponent(slug) +
-            "/leaderboards/" +
-            encodeURIComponent(table.getAttribute("data-peek-board")) +
-            "/" +
-            table.getAttribute("data-peek-period") +
-            "?limit=" +
-            limit;
+          var url = boardPath(
+            slug,
+            table.getAttribute("data-peek-board"),
+            table.getAttribute("data-peek-period"),
+            "?limit=" + limit
+          );
           return getJSON(url).then(function (board) {
             if (board) show(view, board);
           });

@@ -2,6 +2,20 @@
 // page through textContent and attributes: nothing here builds HTML from data.
 
 export const API_PREFIX = "/api/v1/games/";
+
+// The API path of one window of a game's board ("/api/v1/games/g/leaderboards/b/daily"), and
+// what follows it ("?limit=10", "/players/ann").
+export function boardPath(slug, board, period, tail) {
+  return (
+    API_PREFIX +
+    encodeURIComponent(slug) +
+    "/leaderboards/" +
+    encodeURIComponent(board) +
+    "/" +
+    encodeURIComponent(period) +
+    (tail || "")
+  );
+}
 const FLASH_DURATION_MS = 1200;
 
 export function el(tag, className, text) {

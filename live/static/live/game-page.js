@@ -2,7 +2,7 @@
 
 import { boardTable } from "./board.js";
 import { connection, statusIndicator } from "./connection.js";
-import { API_PREFIX, cleanEntries, el, formatScore, getJSON, isNewerPeriod, plural, positiveInt, setText } from "./dom.js";
+import { boardPath, cleanEntries, el, formatScore, getJSON, isNewerPeriod, plural, positiveInt, setText } from "./dom.js";
 import { presencePanel } from "./presence.js";
 import { recentPanel } from "./recent.js";
 
@@ -163,16 +163,7 @@ export function gamePage(root) {
     poll: function (isLive) {
       var presenceRead = Promise.all([presence.poll(), recent.poll()]);
       if (!boardLive) return presenceRead;
-      var url =
-        API_PREFIX +
-        encodeURIComponent(slug) +
-        "/leaderboards/" +
-        encodeURIComponent(leaderboard) +
-        "/" +
-        encodeURIComponent(period) +
-        "?limit=" +
-        pageSize +
-        (offset ? "&offset=" + offset : "");
+      var url = boardPath(slug, leaderboard, period, "?limit=" + pageSize + (offset ? "&offset=" + offset : ""));
       return Promise.all([
         presenceRead,
         getJSON(url).then(function (board) {

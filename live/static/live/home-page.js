@@ -2,7 +2,7 @@
 // per game when its home board changes), or by polling the API while the socket is down.
 
 import { connection, statusIndicator } from "./connection.js";
-import { API_PREFIX, cleanEntries, el, flash, formatScore, getJSON, isNewerPeriod, playerHref } from "./dom.js";
+import { boardPath, cleanEntries, el, flash, formatScore, getJSON, isNewerPeriod, playerHref } from "./dom.js";
 
 const TOP_N = 3;
 
@@ -61,15 +61,7 @@ function gameCard(card) {
       show(cleanEntries(message.entries));
     },
     poll() {
-      const url =
-        API_PREFIX +
-        encodeURIComponent(slug) +
-        "/leaderboards/" +
-        encodeURIComponent(leaderboard) +
-        "/" +
-        encodeURIComponent(period) +
-        "?limit=" +
-        TOP_N;
+      const url = boardPath(slug, leaderboard, period, "?limit=" + TOP_N);
       return getJSON(url).then((board) => {
         if (!board) return;
         if (board.period_id !== periodId && !isNewerPeriod(board.period_id, periodId)) return;

@@ -4,6 +4,7 @@ import { boardTable } from "./board.js";
 import { connection, statusIndicator } from "./connection.js";
 import {
   API_PREFIX,
+  boardPath,
   cleanEntries,
   el,
   flash,
@@ -34,7 +35,6 @@ export function playerPage(root) {
   var around = document.querySelector("[data-live-around]");
   var aroundTable = around && around.querySelector("table.board");
   var aroundRows = aroundTable && boardTable(aroundTable, { slug: slug, period: shownPeriod, highlight: playerId });
-  var playerPath = API_PREFIX + encodeURIComponent(slug) + "/leaderboards/" + encodeURIComponent(leaderboard) + "/";
   var presenceNode = document.querySelector("[data-player-presence]");
 
   // "Online now", or "Last seen <relative time>" (site.js keeps the relative text current).
@@ -148,13 +148,7 @@ export function playerPage(root) {
       return;
     }
     aroundBusy = true;
-    var url =
-      playerPath +
-      encodeURIComponent(shownPeriod) +
-      "/players/" +
-      encodeURIComponent(playerId) +
-      "/around?radius=" +
-      radius;
+    var url = boardPath(slug, leaderboard, shownPeriod, "/players/" + encodeURIComponent(playerId) + "/around?radius=" + radius);
     getJSON(url)
       .then(function (board) {
         var card = cards.get(shownPeriod);
@@ -240,7 +234,7 @@ export function playerPage(root) {
         ),
       ];
       cards.forEach(function (card, kind) {
-        var url = playerPath + encodeURIComponent(kind) + "/players/" + encodeURIComponent(playerId);
+        var url = boardPath(slug, leaderboard, kind, "/players/" + encodeURIComponent(playerId));
         reads.push(
           getJSON(url).then(function (standing) {
             if (isLive()) return;
