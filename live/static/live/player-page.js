@@ -8,6 +8,7 @@ import {
   cleanEntries,
   el,
   flash,
+  formatCount,
   formatScore,
   getJSON,
   isNewerPeriod,
@@ -109,7 +110,7 @@ export function playerPage(root) {
       return;
     }
     var rank = el("p", "stat-rank", "#" + standing.rank + " ");
-    rank.appendChild(el("span", "stat-of", "of " + formatScore(standing.total)));
+    rank.appendChild(el("span", "stat-of", "of " + formatCount(standing.total)));
     var score = el("p", null, "Score ");
     var value = el("span", "score", formatScore(standing.score));
     value.setAttribute("data-score", String(standing.score));
