@@ -22,6 +22,7 @@ from django.db import connection
 from django.db.models import Count, F, Q, QuerySet
 from django.db.models.functions import Collate
 
+from core import clock
 from core.config import BoardConfig, GameConfig
 from core.errors import ServiceError
 from games import periods
@@ -297,12 +298,13 @@ async def _named(board: BoardConfig, period: str, period_id: str | None) -> tupl
     """The period to read (the current one if ``period_id`` is None), and its complete archive
     if it has one (read that instead of Redis).
 
-    The current period of an active board is read from Redis. A past period, or the last one
-    of a deactivated board, is read from its complete archive, else from Redis while its
-    board is kept (else 404).
+    The current period of an active board is read from Redis. A past period, the last one of
+    a deactivated board, or a season that is over, is read from its complete archive, else
+    from Redis while its board is kept (else 404).
     """
     resolved, is_current = board_reads.resolve_period(board=board, period=period, period_id=period_id)
-    if is_current and board.active:
+    ended = resolved.ends_at is not None and clock.now() >= resolved.ends_at  # a season that is over
+    if is_current and board.active and not ended:
         return resolved, None
     archive = await complete_period(board=board, period=resolved.kind, period_id=resolved.id)
     if archive is not None:

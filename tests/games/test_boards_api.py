@@ -301,3 +301,21 @@ async def test_it_takes_a_board_out_of_play_and_serves_its_final_standings_from_
     # A PUT brings it back.
     status, body = await call(aclient, "put", "/leaderboards/points", manage, POINTS)
     assert (status, body["active"]) == (200, True)
+
+
+async def test_it_archives_a_season_when_it_ends_and_reads_it_from_the_archive(aclient, rally, clock):
+    manage, submit = rally
+    season = {**POINTS, "windows": ["all-time"], **SEASON}
+    assert (await call(aclient, "put", "/leaderboards/cup", manage, season))[0] == 200
+    for player, score in (("ann", 3), ("bo", 5)):
+        await call(aclient, "post", "/leaderboards/cup/scores", submit, {"player_id": player, "score": score})
+
+    board = (await aclient.get(f"{API}/leaderboards/cup")).json()
+    assert board["windows"][0]["resets_at"] == "2026-03-30T00:00:00.000Z"  # the season's end
+    with clock_at(dt.datetime(2026, 3, 30, 0, 5, tzinfo=dt.UTC)):
+        assert await sync_to_async(archive_services.close_jobs_run)() == 1
+        await get_redis().flushdb()  # the archive alone answers now
+        page = (await aclient.get(f"{API}/leaderboards/cup/all-time")).json()
+        periods = (await aclient.get(f"{API}/leaderboards/cup/periods")).json()
+    assert [(e["player_id"], e["score"]) for e in page["entries"]] == [("bo", 5), ("ann", 3)]
+    assert [(p["period"], p["period_id"]) for p in periods["periods"]] == [("all-time", "all-time")]
