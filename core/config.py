@@ -136,7 +136,12 @@ class GameConfig:
 
     def board_named(self, slug: str) -> BoardConfig | None:
         """The game's board with this slug (active or not), or None."""
-        return next((b for b in self.boards if b.slug == slug), None)
+        return self._by_slug.get(slug)
+
+    @functools.cached_property
+    def _by_slug(self) -> dict[str, BoardConfig]:
+        # A batch looks a board up per item: one dict, not a scan of a game's many boards.
+        return {b.slug: b for b in self.boards}
 
     @property
     def first_board(self) -> BoardConfig | None:
