@@ -10,8 +10,9 @@ Server -> client messages (see docs/websocket.md):
 - ``top``: a game's top three on its home board (the home page's socket, /ws/home/);
 - ``error``: a message the server could not act on (the socket stays open).
 
-The broadcaster sends all but ``error`` to channel-layer groups; each consumer
-trims and filters them for its own socket. Every payload is declared below as a
+The broadcaster sends all but ``error`` to channel-layer groups; each web process
+receives a group's message once (fanout.py) and each socket takes what it shows,
+from frames encoded once per process. Every payload is declared below as a
 closed TypedDict (no other keys), listed by its ``type`` in PAYLOADS, and the
 tests check every message a socket receives against its declaration
 (tests/live/event_schema.py).
@@ -35,6 +36,8 @@ from core.config import BoardConfig
 from games import periods
 from games.selectors import Board, RecentSubmission, Standing
 from presence.selectors import OnlinePlayer
+
+from . import fanout
 
 # A watcher may ask for at most this many rows; the broadcaster reads this many once per board.
 LIVE_LIMIT_MAX = 100
@@ -328,8 +331,8 @@ def error(code: str, message: str) -> ErrorPayload:
 
 
 async def _group_send(group: str, payload: Payload) -> None:
-    # The consumer method named by "type" receives it: live.event.
-    await get_channel_layer().group_send(group, {"type": "live.event", "payload": payload})
+    # Each web process's hub receives it once and names the group to find its watchers (fanout.py).
+    await get_channel_layer().group_send(group, {"type": fanout.EVENT, "group": group, "payload": payload})
 
 
 async def send_standings(leaderboard: BoardConfig, board: Board, version: int, online: Collection[str] = ()) -> None:
@@ -359,4 +362,5 @@ async def send_top(payload: TopPayload) -> None:
 
 async def send_reconnect(ref: str, period: str) -> None:
     """Ask every socket watching one window of a leaderboard to reconnect (manage.py live_reconnect)."""
-    await get_channel_layer().group_send(board_group(ref, period), {"type": "live.disconnect"})
+    group = board_group(ref, period)
+    await get_channel_layer().group_send(group, {"type": fanout.DISCONNECT, "group": group})

@@ -9,6 +9,10 @@
 - Redis or the database unreachable: at connect the socket closes with 1013 (try
   again later); later, an action answers an ``unavailable`` error.
 - Group membership is remembered, so a closing socket leaves every group it joined.
+- Messages of the groups a socket joined come from its process's hub (fanout.py): a
+  socket takes them synchronously and queues the frames; frames go out in order
+  through the socket's outbox, and a client that stops reading is closed with 1013
+  once OUTBOX_MAX_FRAMES wait (it reconnects and starts from a fresh snapshot).
 """
 
 from __future__ import annotations
@@ -17,10 +21,12 @@ import asyncio
 import contextlib
 import json
 import logging
+import types
+import uuid
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
-from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
@@ -29,7 +35,7 @@ from core.addresses import client_address
 from core.errors import UNAVAILABLE_ERRORS
 from core.redis import get_redis
 
-from .. import events, scripts
+from .. import events, fanout, scripts
 
 logger = logging.getLogger("live.sockets")
 
@@ -54,7 +60,17 @@ CLOSE_RECONNECT = 1012  # asked to reconnect (manage.py live_reconnect)
 CLOSE_TRY_AGAIN = 1013  # Redis or the database unreachable
 CLOSE_NO_SUCH_GAME = 4404
 CLOSE_TOO_MANY = 4429  # this address has WS_SOCKETS_PER_ADDRESS open already
-LIVE_EVENT_TYPES = frozenset({"live.event", "live.disconnect"})
+# Frames (and hub messages held while a client's request is handled) a socket queues at
+# most. A live client has one or two in flight; 256 is a page opening 50 followed players
+# twice over, or about 50 s of a stalled client at 5 standings messages a second. Past
+# it the client is closed with 1013 and reconnects to fresh snapshots, instead of the
+# process holding an ever longer backlog for it.
+OUTBOX_MAX_FRAMES = 256
+# Sockets take their group messages from the process's hub, not from a channel of their
+# own: an alias with no layer behind it spares each socket a subscription in Redis.
+NO_CHANNEL_LAYER = "live sockets use the hub"
+# The scope key under which OutageGuard hands the server's own ``send`` to the sockets.
+RAW_SEND = "live.raw_send"
 
 Handler = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -76,11 +92,15 @@ class TokenBucket:
 
 
 class LiveSocket(AsyncWebsocketConsumer):
-    """Subclasses set ``actions`` (name -> method) and implement :meth:`start`."""
+    """Subclasses set ``actions`` (name -> method) and implement :meth:`start` and :meth:`take`."""
 
     actions: ClassVar[dict[str, str]] = {}
+    channel_layer_alias = NO_CHANNEL_LAYER
 
-    async def connect(self) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Names this socket in its address's admission set and in presence.
+        self.socket_id = uuid.uuid4().hex
         self.joined: set[str] = set()
         self.placed = False
         # Set once start() succeeded: a socket closed while connecting ignores what the
@@ -89,6 +109,22 @@ class LiveSocket(AsyncWebsocketConsumer):
         self.bucket = TokenBucket(MESSAGE_BURST, MESSAGES_PER_SEC)
         self.refused = 0
         self.tasks: list[asyncio.Task[None]] = []
+        # Frames to send, in order (a close code last, when one is asked for while frames wait).
+        self.outbox: deque[str | int] = deque()
+        self.writer: asyncio.Task[None] | None = None
+        self.closing = False
+        # While the socket handles a request (a subscribe reads its snapshot), the hub's
+        # messages wait here and are taken after it, in the order they came.
+        self.busy = False
+        self.held: list[fanout.Delivery] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        # Frames go straight to the server's send: the middleware wrappers around ``send``
+        # (sessions, the outage guard) only care about the handshake and the close.
+        self.raw_send = scope.get(RAW_SEND, send)
+        await super().__call__(scope, receive, send)
+
+    async def connect(self) -> None:
         # Accepted first: a close before accept reaches a browser as a refused
         # handshake (1006), and it would retry forever.
         await self.accept()
@@ -97,7 +133,7 @@ class LiveSocket(AsyncWebsocketConsumer):
                 await self.close(code=CLOSE_TOO_MANY)
                 return
             self.placed = True
-            if not await self.start():
+            if not await self._handling(self.start()):
                 return
             self.started = True
         except UNAVAILABLE_ERRORS as error:
@@ -118,6 +154,10 @@ class LiveSocket(AsyncWebsocketConsumer):
 
     async def finish(self) -> None:
         """What the socket undoes when it closes, besides its groups and place."""
+
+    def take(self, delivery: fanout.Delivery) -> None:
+        """Queue what this socket sends of a message of a group it joined (synchronously)."""
+        raise NotImplementedError
 
     def repeat(self, every_secs: float, work: Callable[[], Awaitable[None]]) -> None:
         """Run ``work`` every ``every_secs`` while the socket is open (an outage skips a round)."""
@@ -141,41 +181,126 @@ class LiveSocket(AsyncWebsocketConsumer):
         admitted = await scripts.SOCKET_ADMIT(
             get_redis(),
             [keys.address_sockets(address)],
-            [op, self.channel_name, clock.now_ms(), SOCKET_PLACE_MS, settings.WS_SOCKETS_PER_ADDRESS],
+            [op, self.socket_id, clock.now_ms(), SOCKET_PLACE_MS, settings.WS_SOCKETS_PER_ADDRESS],
         )
         return bool(admitted)
 
-    async def dispatch(self, message: dict[str, Any]) -> None:
-        # Channels closes stale database connections before every handler, a hop to
-        # the shared sync thread; the broadcaster's events touch no database, and at
-        # 1,000 watchers that hop per message per socket starved the whole process.
-        if message["type"] in LIVE_EVENT_TYPES:
-            await getattr(self, get_handler_name(message))(message)
-        else:
-            await super().dispatch(message)
-
     async def disconnect(self, code: int) -> None:
-        for task in getattr(self, "tasks", []):
+        self.closing = True
+        self.outbox.clear()
+        for task in [*self.tasks, *([self.writer] if self.writer else [])]:
             task.cancel()
         with contextlib.suppress(*UNAVAILABLE_ERRORS):
             await self.finish()
-            if getattr(self, "placed", False):
+            if self.placed:
                 await self._place("release")
-        for group in list(getattr(self, "joined", ())):
+        for group in list(self.joined):
             await self.leave(group)
 
     async def join(self, group: str) -> None:
         if group not in self.joined:
-            await self.channel_layer.group_add(group, self.channel_name)
+            await fanout.hub().watch(group, self)
             self.joined.add(group)
 
     async def leave(self, group: str) -> None:
         if group in self.joined:
             self.joined.discard(group)
-            await self.channel_layer.group_discard(group, self.channel_name)
+            await fanout.hub().unwatch(group, self)
+
+    # ----------------------------------------------------------------- frames out
 
     async def send_json(self, payload: events.Payload) -> None:
-        await self.send(text_data=json.dumps(payload))
+        self.push(fanout.encode(payload))
+
+    def push(self, frame: str) -> None:
+        """Send a frame after those before it: at once while the client keeps up (the write
+        completes without waiting), otherwise queued for the socket's writer task."""
+        if self.closing:
+            return
+        if self.writer is None:
+            self._send_now(frame)
+        elif len(self.outbox) < OUTBOX_MAX_FRAMES:
+            self.outbox.append(frame)
+        else:
+            logger.warning("live socket: the client reads too slowly (%d frames wait); closing", len(self.outbox))
+            self.outbox.clear()
+            self._close_after_frames(CLOSE_TRY_AGAIN)
+
+    def _send_now(self, frame: str) -> None:
+        # Driven by hand rather than awaited: a task per frame and socket cost more than
+        # the write itself (the benchmark's profile), and a write only waits when the
+        # transport is paused because the client stopped reading.
+        sending = self.raw_send({"type": "websocket.send", "text": frame})
+        try:
+            waiting = sending.send(None)
+        except StopIteration:
+            return
+        except (OSError, RuntimeError):
+            self._gone()
+            return
+        # This write waits for the client: it, and the frames queued meanwhile, finish in a task.
+        self.writer = asyncio.create_task(self._write(_resumed(sending, waiting)))
+
+    def _close_after_frames(self, code: int) -> None:
+        self.closing = True
+        self.outbox.append(code)
+        if self.writer is None:
+            self.writer = asyncio.create_task(self._write(None))
+
+    async def _write(self, first: Awaitable[None] | None) -> None:
+        try:
+            if first is not None:
+                await first
+            while self.outbox:
+                item = self.outbox.popleft()
+                if isinstance(item, int):
+                    await super().close(code=item)
+                else:
+                    await self.raw_send({"type": "websocket.send", "text": item})
+        except (OSError, RuntimeError):
+            self._gone()
+        finally:
+            self.writer = None
+
+    def _gone(self) -> None:
+        """The client is gone (the server refuses writes after a close): nothing more to send."""
+        self.closing = True
+        self.outbox.clear()
+
+    async def close(self, code: int | bool | None = None, reason: str | None = None) -> None:
+        """Close after the frames already queued (at once when none wait)."""
+        if self.writer is None and not self.outbox:
+            self.closing = True
+            await super().close(code=code, reason=reason)
+        elif not self.closing:
+            self._close_after_frames(code if isinstance(code, int) and not isinstance(code, bool) else 1000)
+
+    # ----------------------------------------------------------------- hub -> socket
+
+    def deliver(self, delivery: fanout.Delivery) -> None:
+        if self.closing:
+            return
+        if not self.busy:
+            self.take(delivery)
+        elif len(self.held) < OUTBOX_MAX_FRAMES:
+            self.held.append(delivery)
+        else:
+            self.held.clear()
+            self._close_after_frames(CLOSE_TRY_AGAIN)
+
+    def reconnect(self) -> None:
+        self.tasks.append(asyncio.create_task(self.close(code=CLOSE_RECONNECT)))
+
+    async def _handling(self, request: Awaitable[bool | None]) -> bool | None:
+        """Await a request's handler with the hub's messages held, then take them in order."""
+        self.busy = True
+        try:
+            return await request
+        finally:
+            self.busy = False
+            held, self.held = self.held, []
+            for delivery in held:
+                self.deliver(delivery)
 
     async def error(self, code: str, message: str) -> None:
         await self.send_json(events.error(code, message))
@@ -203,7 +328,7 @@ class LiveSocket(AsyncWebsocketConsumer):
             return
         handler: Handler = getattr(self, name)
         try:
-            await handler(message)
+            await self._handling(handler(message))
         except UNAVAILABLE_ERRORS as error:
             logger.warning("live socket: %s in %s (%s)", type(error).__name__, name, error)
             await self.error("unavailable", "The live service is briefly unavailable; try again.")
@@ -232,8 +357,16 @@ class LiveSocket(AsyncWebsocketConsumer):
                 f"At most {MESSAGES_PER_SEC:g} messages a second (bursts of {MESSAGE_BURST}); this one was dropped.",
             )
 
-    async def live_disconnect(self, event: dict[str, Any]) -> None:
-        await self.close(code=CLOSE_RECONNECT)
+
+@types.coroutine
+def _resumed(sending: Any, waiting: Any) -> Any:
+    """The rest of a write that had to wait: first what it waits on, then the write itself."""
+    try:
+        yield waiting
+    except BaseException:
+        sending.close()
+        raise
+    return (yield from sending)
 
 
 class RefuseSocket(AsyncWebsocketConsumer):
@@ -244,9 +377,9 @@ class RefuseSocket(AsyncWebsocketConsumer):
 
 
 class OutageGuard:
-    """Around the websocket application: Redis unreachable before a socket's consumer runs
-    (channels_redis subscribes its channel first) closes the socket with 1013, as the
-    consumer itself does, instead of failing the handshake with a 500."""
+    """Around the websocket application: Redis or the database unreachable before a
+    socket's consumer runs (the session is read first) closes the socket with 1013, as
+    the consumer itself does, instead of failing the handshake with a 500."""
 
     def __init__(self, application: Any) -> None:
         self.application = application
@@ -266,7 +399,7 @@ class OutageGuard:
             await send(message)
 
         try:
-            await self.application(scope, taking_receive, tracking_send)
+            await self.application({**scope, RAW_SEND: send}, taking_receive, tracking_send)
         except UNAVAILABLE_ERRORS as error:
             if scope["type"] != "websocket" or state["closed"]:
                 raise

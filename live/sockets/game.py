@@ -17,7 +17,7 @@ from games import selectors as board_reads
 from presence import selectors as presence_selectors
 from presence import services as presence_services
 
-from .. import events, selectors, services
+from .. import events, fanout, selectors, services
 from .base import CLOSE_NO_SUCH_GAME, LiveSocket
 
 DEFAULT_LIMIT = 25
@@ -44,7 +44,8 @@ class GameSocket(LiveSocket):
         self.versions: dict[View, int] = {}  # view -> last standings version sent
         # view -> the period id this socket is on; versions count per period id.
         self.period_ids: dict[View, str] = {}
-        self.last_views: dict[View, tuple[str, int, list[Any]]] = {}  # view -> (id, total, rows) last sent
+        # view -> what its last message showed (period id, total and rows, as _rows() encodes them)
+        self.last_views: dict[View, str] = {}
         self.followed: set[str] = set()
         self.me: str | None = None
         self.presence_version: int | None = None  # None: this socket did not ask for presence
@@ -67,17 +68,17 @@ class GameSocket(LiveSocket):
     async def keepalive(self) -> None:
         """The open page's presence: its linked player's heartbeat, or one more watching."""
         if self.me is not None:
-            await presence_services.page_beat(game=self.game, player_id=self.me, socket_id=self.channel_name)
+            await presence_services.page_beat(game=self.game, player_id=self.me, socket_id=self.socket_id)
         else:
-            await presence_services.watcher_beat(game=self.game, socket_id=self.channel_name)
+            await presence_services.watcher_beat(game=self.game, socket_id=self.socket_id)
 
     async def finish(self) -> None:
         if not hasattr(self, "game"):
             return
         if self.me is not None:
-            await presence_services.page_leave(game=self.game, player_id=self.me, socket_id=self.channel_name)
+            await presence_services.page_leave(game=self.game, player_id=self.me, socket_id=self.socket_id)
         else:
-            await presence_services.watcher_leave(game=self.game, socket_id=self.channel_name)
+            await presence_services.watcher_leave(game=self.game, socket_id=self.socket_id)
 
     # ----------------------------------------------------------------- client -> server
 
@@ -115,7 +116,7 @@ class GameSocket(LiveSocket):
         self.period_ids[view] = current.id
         online = await presence_selectors.online_among(game=self.game, player_ids=[e.player_id for e in page.entries])
         snapshot = events.standings(board, page, version, online)
-        self.last_views[view] = (snapshot["period_id"], snapshot["total"], list(snapshot["entries"]))
+        self.last_views[view] = fanout.encode(_rows(snapshot, limit))
         await self.send_json(snapshot)
         await self._send_followed_standings([view], self.followed)
 
@@ -197,32 +198,22 @@ class GameSocket(LiveSocket):
 
     # ----------------------------------------------------------------- broadcaster -> client
 
-    async def live_event(self, event: dict[str, Any]) -> None:
-        payload = event["payload"]
-        kind = payload["type"]
+    def take(self, delivery: fanout.Delivery) -> None:
+        kind = delivery.payload["type"]
         if kind == "standings":
-            await self._standings(payload)
+            self._standings(delivery)
         elif kind == "player":
-            board = payload["leaderboard"]
-            watched = {k: v for k, v in payload["periods"].items() if (board, k) in self.subscriptions}
-            if watched and payload["player_id"] in self.followed:
-                await self.send_json(
-                    {
-                        "type": "player",
-                        "leaderboard": board,
-                        "player_id": payload["player_id"],
-                        "display_name": payload["display_name"],
-                        "periods": watched,
-                    }
-                )
+            self._player(delivery)
         elif kind in ("presence", "recent"):
-            await self._newer(kind, payload)
+            self._newer(kind, delivery)
         elif kind == "reset":
+            payload = delivery.payload
             view = (payload["leaderboard"], payload["period"])
             if view in self.subscriptions and self._on_period(view, payload["period_id"]):
-                await self.send_json(payload)
+                self.push(delivery.frame())
 
-    async def _standings(self, payload: events.StandingsPayload) -> None:
+    def _standings(self, delivery: fanout.Delivery) -> None:
+        payload: events.StandingsPayload = delivery.payload  # type: ignore[assignment]
         view = (payload["leaderboard"], payload["period"])
         limit = self.subscriptions.get(view)
         if limit is None or not self._on_period(view, payload["period_id"]):
@@ -230,19 +221,33 @@ class GameSocket(LiveSocket):
         if payload["version"] <= self.versions.get(view, 0):
             return  # not newer than what this socket has
         self.versions[view] = payload["version"]
-        shown = (payload["period_id"], payload["total"], list(payload["entries"][:limit]))
+        shown = delivery.frame(("rows", limit), lambda: _rows(payload, limit))
         if shown == self.last_views.get(view):
             return  # the board changed below this socket's rows: nothing it shows moved
         self.last_views[view] = shown
-        await self.send_json({**payload, "entries": shown[2]})
+        self.push(delivery.frame(("standings", limit), lambda: {**payload, "entries": payload["entries"][:limit]}))
 
-    async def _newer(self, kind: str, payload: events.PresencePayload | events.RecentPayload) -> None:
+    def _player(self, delivery: fanout.Delivery) -> None:
+        payload: events.PlayerPayload = delivery.payload  # type: ignore[assignment]
+        board = payload["leaderboard"]
+        watched = tuple(k for k in payload["periods"] if (board, k) in self.subscriptions)
+        if watched and payload["player_id"] in self.followed:
+            # Sockets watching the same windows of the board share one frame.
+            self.push(
+                delivery.frame(
+                    ("player", watched),
+                    lambda: {**payload, "periods": {k: payload["periods"][k] for k in watched}},
+                )
+            )
+
+    def _newer(self, kind: str, delivery: fanout.Delivery) -> None:
         """Pass on a presence or recent message newer than the socket's (if it asked for them)."""
         attribute = f"{kind}_version"
         seen: int | None = getattr(self, attribute)
-        if seen is not None and payload["version"] > seen:
-            setattr(self, attribute, payload["version"])
-            await self.send_json(payload)
+        version = delivery.payload["version"]
+        if seen is not None and version > seen:
+            setattr(self, attribute, version)
+            self.push(delivery.frame())
 
     def _on_period(self, view: View, period_id: str) -> bool:
         """Move to a newer period id (its versions start again from 1); False for an older one.
@@ -258,3 +263,8 @@ class GameSocket(LiveSocket):
             self.versions[view] = 0
             self.last_views.pop(view, None)
         return True
+
+
+def _rows(payload: events.StandingsPayload, limit: int) -> list[Any]:
+    """What a socket showing ``limit`` rows shows of a standings message (its version aside)."""
+    return [payload["period_id"], payload["total"], payload["entries"][:limit]]

@@ -8,13 +8,13 @@ presence: the home page is not watching any one game.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from core import clock, config
 from games import periods
 from presence import selectors as presence_selectors
 
-from .. import events, selectors
+from .. import events, fanout, selectors
 from .base import LiveSocket
 
 
@@ -40,8 +40,8 @@ class HomeSocket(LiveSocket):
             await self.send_json(payload)
         return True
 
-    async def live_event(self, event: dict[str, Any]) -> None:
-        payload = event["payload"]
+    def take(self, delivery: fanout.Delivery) -> None:
+        payload = delivery.payload
         if payload["type"] != "top":
             return
         seen = self.cards.get(payload["game"])
@@ -49,4 +49,4 @@ class HomeSocket(LiveSocket):
         if seen is not None and (payload["period_id"], payload["version"]) <= seen:
             return
         self.cards[payload["game"]] = (payload["period_id"], payload["version"])
-        await self.send_json(payload)
+        self.push(delivery.frame())

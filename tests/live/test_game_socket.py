@@ -498,15 +498,15 @@ async def test_it_never_sends_a_version_the_socket_already_has(make_game, socket
     stale = {**snapshot, "entries": entries}
     # What a slower broadcaster's late send of an older snapshot would look like.
     for version in (3, 2, 0):
-        await layer.group_send(group, {"type": "live.event", "payload": {**stale, "version": version}})
-    await layer.group_send(group, {"type": "live.event", "payload": {**stale, "version": 4}})
+        await layer.group_send(group, {"type": "live.event", "group": group, "payload": {**stale, "version": version}})
+    await layer.group_send(group, {"type": "live.event", "group": group, "payload": {**stale, "version": 4}})
 
     # Pub/sub keeps one publisher's order, so the newer one arriving first shows the older ones were dropped.
     newer = await ws.receive_json_from(timeout=2)
     assert newer["version"] == 4
     assert newer["entries"] == entries[:2]
     assert await ws.receive_nothing(timeout=QUIET_SECS)
-    await layer.group_send(group, {"type": "live.event", "payload": {**stale, "version": 4}})
+    await layer.group_send(group, {"type": "live.event", "group": group, "payload": {**stale, "version": 4}})
     assert await ws.receive_nothing(timeout=QUIET_SECS)
 
 
@@ -523,9 +523,9 @@ async def test_it_accepts_version_1_of_a_new_period_after_a_reset(make_game, soc
     layer = get_channel_layer()
     group = events.board_group("tetris.main", "daily")
     reset = {"type": "reset", "leaderboard": "main", "period": "daily", "period_id": "2099-01-01", "resets_at": None}
-    await layer.group_send(group, {"type": "live.event", "payload": reset})
+    await layer.group_send(group, {"type": "live.event", "group": group, "payload": reset})
     fresh = {**snapshot, "period_id": "2099-01-01", "version": 1, "total": 0, "entries": []}
-    await layer.group_send(group, {"type": "live.event", "payload": fresh})
+    await layer.group_send(group, {"type": "live.event", "group": group, "payload": fresh})
 
     assert await drain(ws) == [reset, fresh]
 
@@ -568,7 +568,7 @@ async def test_it_drops_a_late_standings_of_the_previous_period_after_a_reset(ma
     fresh = {**snapshot, "period_id": "2099-01-01", "version": 1, "total": 0, "entries": []}
 
     for payload in (reset, late, fresh):
-        await layer.group_send(group, {"type": "live.event", "payload": payload})
+        await layer.group_send(group, {"type": "live.event", "group": group, "payload": payload})
 
     assert await drain(ws) == [reset, fresh]
 

@@ -261,7 +261,8 @@ async def test_it_drops_presence_messages_not_newer_than_what_the_socket_has(mak
     assert snapshot["version"] == 1
 
     stale = events.presence(version=1, online=9, watching=9, joined=[], left=[])
-    await get_channel_layer().group_send(events.presence_group(game.slug), {"type": "live.event", "payload": stale})
+    group = events.presence_group(game.slug)
+    await get_channel_layer().group_send(group, {"type": "live.event", "group": group, "payload": stale})
 
     assert await ws.receive_nothing(timeout=QUIET_SECS)
 
