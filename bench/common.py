@@ -189,13 +189,20 @@ finally:
 
 
 def start_server(
-    *, env: dict[str, str], port: int, workers: int = 1, profile_path: Path | None = None
+    *,
+    env: dict[str, str],
+    port: int,
+    workers: int = 1,
+    profile_path: Path | None = None,
+    app: str = "leaderboard_site.asgi:application",
 ) -> subprocess.Popen[bytes]:
-    """The real server, as deployed: uvicorn with the product's ASGI app (uvloop + httptools)."""
+    """The real server, as deployed: uvicorn with the product's ASGI app (uvloop + httptools).
+
+    ``app``: another ASGI app on the same uvicorn and flags (a benchmark's reference)."""
     runner = [PYTHON, "-c", _PROFILED_UVICORN, str(profile_path)] if profile_path else [PYTHON, "-m", "uvicorn"]
     args = [
         *runner,
-        "leaderboard_site.asgi:application",
+        app,
         "--host",
         LOOPBACK,
         "--port",

@@ -1,25 +1,30 @@
 """``make bench-fanout``: live standings pushed to many websocket watchers, and what that costs.
 
-    .venv/bin/python bench/fanout.py [--clients 1000] [--rate 500] [--duration 30] [--no-docs] [--skip-5000]
+    .venv/bin/python bench/fanout.py [--clients 1000] [--rate 500] [--duration 30] [--no-docs] [--skip-big]
 
-Starts its own embedded Redis and SQLite in a temp dir, the real server (uvicorn,
-the product's ASGI app), the live broadcaster (``manage.py broadcast``) and a few
-client processes that open ``--clients`` websockets, all subscribed to the daily
+Starts its own embedded Redis and SQLite in a temp dir, the real server as
+WEB_WS_WORKERS=1 runs it (one uvicorn worker for the API, one for the websockets,
+the product's ASGI app in both), the live broadcaster (``manage.py broadcast``) and a
+few client processes that open ``--clients`` websockets, all subscribed to the daily
 board with limit 10. Then it submits ``--rate`` scores per second, spread evenly,
-through POST /api/v1/games/{g}/leaderboards/{b}/scores for ``--duration`` seconds, each from a new
-player with a score above all before it, and measures:
+through POST /api/v1/games/{g}/leaderboards/{b}/scores for ``--duration`` seconds, each
+from a new player with a score above all before it, and measures:
 
 * latency from an accepted submission (its 200 received) to the watchers: to the
   first standings message as new as the submission, and to the first one listing it;
 * standings messages per watcher per second (about 1000 / BROADCAST_TICK_MS, whatever the rate);
-* CPU of uvicorn, the broadcaster, Redis, the client processes and the submitter.
+* CPU of both workers, the broadcaster, Redis, the client processes and the submitter,
+  and the websocket worker's CPU per message delivered to one socket.
 
 A shorter pass at 50 submissions/s follows on the same sockets, to show the message
-rate does not grow with the submission rate. The whole runs first with
-``--baseline-clients`` (100) watchers as a reference, then with ``--clients``, then,
-if that run was clean and the machine has the memory, with 5,000. Rewrites its
-section of docs/benchmarks.md. Only loopback; every child process is stopped on
-exit, Ctrl-C included.
+rate does not grow with the submission rate. After each run the same client processes
+open as many sockets to *the floor* (bench/floor_app.py: a bare ASGI app on the same
+uvicorn writing one pre-encoded frame to every socket each tick), with and, once,
+without permessage-deflate; the product's CPU per socket-message is reported as a
+ratio to it. The whole runs with ``--clients`` watchers, then, if that run was clean
+and the machine has the memory, with 3,000. Rewrites its section of
+docs/benchmarks.md. Only loopback; every child process is stopped on exit, Ctrl-C
+included.
 """
 
 from __future__ import annotations
@@ -56,7 +61,10 @@ DEFAULT_SETTINGS = "bench.settings_bench"
 # The second pass: a tenth of the default rate, long enough for a steady message rate.
 LOW_RATE_PER_SEC = 50.0
 LOW_RATE_MAX_SECS = 10.0
-BIG_CLIENTS = 5000
+# The target of one websocket worker (docs/benchmarks.md).
+BIG_CLIENTS = 3000
+# The floor is measured this long (its message rate is steady from the first second).
+FLOOR_MAX_SECS = 15.0
 GAME_SLUG = "fanout"
 WATCH_PERIOD = "daily"
 WATCH_LIMIT = 10
@@ -65,7 +73,7 @@ API_KEY_REQUESTS_PER_MINUTE = 10_000_000
 # Scores start here and grow by one per submission, so each new one tops the board.
 SCORE_BASE = 1_000_000
 # Keep-alive connections the submissions are spread over (open loop: sent on schedule, not when answered).
-SUBMIT_CONNECTIONS = 8
+SUBMIT_CONNECTIONS = 16
 # A submission still waiting this long after its due time when the pass ends counts as never sent.
 LATE_SEND_SECS = 1.0
 # Each pass submits this long before counting: sockets see their first messages, caches load.
@@ -86,17 +94,15 @@ CONNECT_PHASE_TIMEOUT_SECS = 300.0
 RESULT_TIMEOUT_SECS = 60.0
 # Open-files limit wanted for the server (inherited) and per socket in the client processes.
 OPEN_FILES_SPARE = 512
-# The 5,000 run needs this multiple of the memory the first run's sockets took, plus the reserve.
+# The big run needs this multiple of the memory the first run's sockets took, plus the reserve.
 MEMORY_HEADROOM = 2.0
 MEMORY_RESERVE_BYTES = 1 << 30
 # Watchers kept up when they got at least this share of the tick's message rate (and none was closed).
 HEALTHY_MESSAGE_SHARE = 0.9
 # Submissions kept up when at least this share of the target rate was accepted.
 SUBMIT_KEPT_UP_SHARE = 0.95
-# uvicorn at this share of a core or more is saturated.
-SATURATED_CPU_SHARE = 0.95
 # A smaller first run, where one worker keeps up with the watchers: the reference for coalescing and cost.
-DEFAULT_BASELINE_CLIENTS = 100
+DEFAULT_BASELINE_CLIENTS = 0
 # The consumer serialises with json.dumps defaults, "type" first.
 STANDINGS_PREFIX = '{"type": "standings"'
 INF = float("inf")
@@ -113,6 +119,8 @@ class ClientJob:
     port: int
     sockets: int
     tracked: int
+    # permessage-deflate offered (browsers always offer it; off only to measure what it costs).
+    compress: bool = True
 
 
 @dataclass(frozen=True)
@@ -239,6 +247,7 @@ class _ClientProcess:
             open_timeout=OPEN_TIMEOUT_SECS,
             ping_interval=None,
             close_timeout=2,
+            compression="deflate" if self.job.compress else None,
         )
         try:
             await ws.send(
@@ -334,7 +343,7 @@ def _client_main(job: ClientJob, commands: Any, results: Any) -> None:
 class ClientFleet:
     """The client processes of one run, driven from the benchmark process."""
 
-    def __init__(self, *, port: int, clients: int, processes: int) -> None:
+    def __init__(self, *, port: int, clients: int, processes: int, compress: bool = True) -> None:
         ctx = multiprocessing.get_context("spawn")
         self.results = ctx.Queue()
         self.pipes: list[Any] = []
@@ -345,7 +354,7 @@ class ClientFleet:
             ours, theirs = ctx.Pipe()
             process = ctx.Process(
                 target=_client_main,
-                args=(ClientJob(index, port, size, watched), theirs, self.results),
+                args=(ClientJob(index, port, size, watched, compress), theirs, self.results),
                 name=f"fanout-client-{index}",
                 daemon=True,
             )
@@ -624,12 +633,67 @@ class RunResult:
 
 @dataclass
 class Services:
-    port: int
+    port: int  # the web worker: the API (submissions)
+    ws_port: int  # the websocket worker (WEB_WS_WORKERS=1): the watchers
     raw_key: str
     server: subprocess.Popen[bytes]
+    ws_server: subprocess.Popen[bytes]
     broadcaster: subprocess.Popen[bytes]
     redis: subprocess.Popen[bytes]
     broadcaster_log: Path
+
+
+@dataclass
+class FloorResult:
+    clients: int
+    compress: bool
+    seconds: float
+    counts: list[int]
+    cpu: float  # the floor server's share of a core over the window
+
+    @property
+    def messages_per_client_sec(self) -> float:
+        return _mean([c / self.seconds for c in self.counts])
+
+    @property
+    def us_per_message(self) -> float:
+        messages = sum(self.counts)
+        return self.cpu * self.seconds / messages * 1e6 if messages else float("nan")
+
+
+def _floor(*, clients: int, processes: int, tick_ms: int, seconds: float, compress: bool) -> FloorResult:
+    """The bare ASGI broadcaster (bench/floor_app.py) feeding the same number of sockets."""
+    env = dict(os.environ, FLOOR_TICK_MS=str(tick_ms), PYTHONPATH=str(REPO_DIR))
+    port = common.free_port()
+    server = common.start_server(env=env, port=port, app="bench.floor_app:app")
+    label = "with" if compress else "without"
+    print(f"\nthe floor: {clients:,} sockets, {label} permessage-deflate...", flush=True)
+    try:
+        common.wait_for_http_ok(port, "/healthz", process=server)
+        fleet = ClientFleet(port=port, clients=clients, processes=processes, compress=compress)
+        try:
+            opened, _, failures, _ = fleet.wait_ready()
+            if opened < clients:
+                raise RuntimeError(f"only {opened:,} of {clients:,} floor sockets opened: {dict(failures)}")
+            start = time.monotonic() + 0.5 + WARMUP_SECS
+            window = PassWindow("floor", "floor-", start, start + seconds, start + seconds + 1.0)
+            fleet.start_pass(window)
+            time.sleep(max(0.0, window.start - time.monotonic()))
+            before = common.cpu_seconds(server.pid, with_descendants=True)
+            time.sleep(max(0.0, window.end - time.monotonic()))
+            cpu = (common.cpu_seconds(server.pid, with_descendants=True) - before) / seconds
+            reports = fleet.collect(window)
+        finally:
+            fleet.stop()
+    finally:
+        common.stop_processes([server])
+    result = FloorResult(clients, compress, seconds, [c for r in reports for c in r.counts], cpu)
+    print(
+        f"  {result.messages_per_client_sec:.2f} messages/socket/s, cpu {cpu:.0%}: "
+        f"{result.us_per_message:.1f} µs per socket-message",
+        flush=True,
+    )
+    return result
 
 
 def _client_processes(clients: int, wanted: int) -> int:
@@ -640,12 +704,12 @@ def _run(
     services: Services, *, clients: int, processes: int, passes: list[tuple[float, float]], first_score: int
 ) -> RunResult:
     """Open ``clients`` sockets, then one pass per (rate, seconds); the sockets stay open across passes."""
-    server_rss_before = common.rss_bytes(services.server.pid, with_descendants=True)
+    server_rss_before = common.rss_bytes(services.ws_server.pid, with_descendants=True)
     print(f"\n{clients:,} watchers: opening sockets from {processes} client process(es)...", flush=True)
-    fleet = ClientFleet(port=services.port, clients=clients, processes=processes)
+    fleet = ClientFleet(port=services.ws_port, clients=clients, processes=processes)
     try:
         opened, retries, failures, secs = fleet.wait_ready()
-        server_growth = common.rss_bytes(services.server.pid, with_descendants=True) - server_rss_before
+        server_growth = common.rss_bytes(services.ws_server.pid, with_descendants=True) - server_rss_before
         client_rss = sum(common.rss_bytes(pid) for pid in fleet.pids)
         run = RunResult(
             clients=clients,
@@ -667,7 +731,8 @@ def _run(
             run.error = f"only {opened:,} of {clients:,} sockets opened: {dict(failures)}"
             return run
         watch = [
-            Watched("uvicorn", services.server.pid, with_descendants=True),
+            Watched("web", services.server.pid, with_descendants=True),
+            Watched("ws", services.ws_server.pid, with_descendants=True),
             Watched("broadcaster", services.broadcaster.pid),
             Watched("redis", services.redis.pid),
             Watched("submitter", os.getpid()),
@@ -696,7 +761,11 @@ def _run(
             _latencies(result)
             run.passes.append(result)
             _print_pass(result)
-            for process, what in ((services.server, "the server"), (services.broadcaster, "the broadcaster")):
+            for process, what in (
+                (services.server, "the web worker"),
+                (services.ws_server, "the websocket worker"),
+                (services.broadcaster, "the broadcaster"),
+            ):
                 if process.poll() is not None:
                     raise RuntimeError(f"{what} exited with code {process.returncode} during the run")
         return run
@@ -746,6 +815,12 @@ def _problems(result: PassResult) -> list[str]:
     return problems
 
 
+def _us_per_message(result: PassResult) -> float:
+    """The websocket worker's CPU µs per standings message delivered to one socket."""
+    messages = sum(result.counts)
+    return _cpu(result, "ws") * result.submit.seconds / messages * 1e6 if messages else float("nan")
+
+
 def _print_pass(result: PassResult) -> None:
     s = result.submit
     rates = result.messages_per_client_sec
@@ -758,7 +833,8 @@ def _print_pass(result: PassResult) -> None:
         f"{result.board_versions_per_sec:.2f}\n"
         f"    to a view as new p50/p95/p99 {_quantiles(result.view_ms)} ms; to its own row "
         f"{_quantiles(result.row_ms)} ms ({_share(len(result.row_ms), result.pairs):.0%} of pairs)\n"
-        f"    cpu: uvicorn {_cpu(result, 'uvicorn'):.0%} broadcaster {_cpu(result, 'broadcaster'):.0%} "
+        f"    cpu: web {_cpu(result, 'web'):.0%} ws {_cpu(result, 'ws'):.0%} "
+        f"({_us_per_message(result):.1f} µs per socket-message) broadcaster {_cpu(result, 'broadcaster'):.0%} "
         f"redis {_cpu(result, 'redis'):.0%} clients {sum(clients_cpu):.0%} (max {max(clients_cpu):.0%}/process) "
         f"submitter {_cpu(result, 'submitter'):.0%}" + (f"\n    PROBLEMS: {'; '.join(problems)}" if problems else ""),
         flush=True,
@@ -785,16 +861,17 @@ def _delivery_table(runs: list[RunResult]) -> str:
 
 def _cpu_table(runs: list[RunResult]) -> str:
     lines = [
-        "| watchers | submissions/s | uvicorn CPU | broadcaster CPU | Redis CPU "
-        "| client CPU (processes; busiest) | submitter CPU | submission 200 p50 / p99 ms | server memory per socket |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| watchers | submissions/s | web worker CPU | websocket worker CPU | broadcaster CPU | Redis CPU "
+        "| client CPU (processes; busiest) | submitter CPU | submission 200 p50 / p99 ms | ws memory per socket |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for run in runs:
         for p in run.passes:
             clients_cpu = p.client_cpu
             lines.append(
-                f"| {p.clients:,} | {p.submit.rate:,.0f} | {_cpu(p, 'uvicorn'):.0%} | {_cpu(p, 'broadcaster'):.0%} "
-                f"| {_cpu(p, 'redis'):.0%} | {sum(clients_cpu):.0%} ({len(clients_cpu)}; {max(clients_cpu):.0%}) "
+                f"| {p.clients:,} | {p.submit.rate:,.0f} | {_cpu(p, 'web'):.0%} | {_cpu(p, 'ws'):.0%} "
+                f"| {_cpu(p, 'broadcaster'):.0%} | {_cpu(p, 'redis'):.0%} "
+                f"| {sum(clients_cpu):.0%} ({len(clients_cpu)}; {max(clients_cpu):.0%}) "
                 f"| {_cpu(p, 'submitter'):.0%} "
                 f"| {_ms(p.submit.latencies_ms, 0.5)} / {_ms(p.submit.latencies_ms, 0.99)} "
                 f"| {run.server_rss_per_socket / 1024:,.0f} KiB |"
@@ -802,22 +879,24 @@ def _cpu_table(runs: list[RunResult]) -> str:
     return "\n".join(lines)
 
 
-def _cost_model(run: RunResult) -> tuple[float, float] | None:
-    """uvicorn CPU µs per submission and per message sent to one socket, solved from a run's two passes."""
-    if len(run.passes) < 2:
-        return None
-    high, low = run.passes[0], run.passes[1]
-    msgs = [_mean(p.messages_per_client_sec) * len(p.counts) for p in (high, low)]
-    rates = [p.submit.rate for p in (high, low)]
-    cpus = [_cpu(p, "uvicorn") for p in (high, low)]
-    det = rates[0] * msgs[1] - rates[1] * msgs[0]
-    if not det or any(math.isnan(c) for c in cpus):
-        return None
-    per_submission = (cpus[0] * msgs[1] - cpus[1] * msgs[0]) / det
-    per_message = (rates[0] * cpus[1] - rates[1] * cpus[0]) / det
-    if per_submission <= 0 or per_message <= 0:
-        return None
-    return per_submission * 1e6, per_message * 1e6
+def _floor_table(runs: list[RunResult], floors: list[FloorResult]) -> str:
+    lines = [
+        "| watchers | pass | product: ws worker µs per socket-message | floor: µs per socket-message "
+        "| ratio | watchers one core feeds at the tick rate (product / floor) |",
+        "| ---: | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for run in runs:
+        floor = next((f for f in floors if f.clients == run.clients and f.compress), None)
+        for p in run.passes:
+            ours = _us_per_message(p)
+            base = floor.us_per_message if floor else float("nan")
+            per_core = 1e6 / (ours * _mean(p.messages_per_client_sec))
+            floor_core = 1e6 / (base * floor.messages_per_client_sec) if floor else float("nan")
+            lines.append(
+                f"| {p.clients:,} | {p.target_rate:g} submissions/s | {ours:.1f} | {base:.1f} "
+                f"| {ours / base:.2f} | {per_core:,.0f} / {floor_core:,.0f} |"
+            )
+    return "\n".join(lines)
 
 
 def _watchers_kept_up(result: PassResult, tick_ms: int) -> bool:
@@ -829,83 +908,86 @@ def _submissions_kept_up(result: PassResult) -> bool:
     return not s.unsent and set(s.statuses) <= {"200"} and s.rate >= SUBMIT_KEPT_UP_SHARE * result.target_rate
 
 
-def _interpretation(runs: list[RunResult], *, tick_ms: int, skipped: str | None, machine: dict[str, str]) -> str:
-    expected = 1000 / tick_ms
+def _targets(runs: list[RunResult], floors: list[FloorResult], tick_ms: int) -> list[str]:
+    """The issue's targets, each as met or not with its figure."""
     sentences = []
+    latency_bound = 2 * tick_ms + 100
+    for run in runs:
+        high = run.passes[0] if run.passes else None
+        floor = next((f for f in floors if f.clients == run.clients and f.compress), None)
+        if high is None or floor is None:
+            continue
+        ratio = _us_per_message(high) / floor.us_per_message
+        p99 = common.percentile(high.view_ms, 0.99)
+        sentences.append(
+            f"{run.clients:,} watchers on one websocket worker: {_mean(high.messages_per_client_sec):.2f} standings "
+            f"messages/s each ({'kept up' if _watchers_kept_up(high, tick_ms) else 'fell behind'}), "
+            f"{_us_per_message(high):.1f} µs of CPU per socket-message against the floor's "
+            f"{floor.us_per_message:.1f} µs: {ratio:.2f}x ({'within' if ratio <= 2 else 'above'} the target of 2); "
+            f"p99 submission→view {p99:,.0f} ms ({'within' if p99 <= latency_bound else 'above'} 2 ticks + 100 ms "
+            f"= {latency_bound} ms); ingest accepted {high.submit.rate:,.0f} of {high.target_rate:g}/s "
+            f"({high.submit.rate / high.target_rate:.0%}, {'meeting' if _submissions_kept_up(high) else 'missing'} "
+            f"the {SUBMIT_KEPT_UP_SHARE:.0%} target)."
+        )
+    return sentences
+
+
+def _deflate_sentence(floors: list[FloorResult]) -> str:
+    pairs = [(f, g) for f in floors for g in floors if f.compress and not g.compress and f.clients == g.clients]
+    if not pairs:
+        return ""
+    with_deflate, without = pairs[0]
+    saved = with_deflate.us_per_message - without.us_per_message
+    return (
+        f"permessage-deflate stays on because browsers offer it: at {without.clients:,} sockets the floor costs "
+        f"{with_deflate.us_per_message:.1f} µs per socket-message with it and {without.us_per_message:.1f} µs "
+        f"without, so turning it off (uvicorn's `--ws-per-message-deflate false`) saves about {saved:.0f} µs per "
+        "socket-message, the same in the product since the compression is uvicorn's, per socket; it costs "
+        "bandwidth instead (standings frames compress several-fold)."
+    )
+
+
+def _interpretation(
+    runs: list[RunResult], floors: list[FloorResult], *, tick_ms: int, skipped: str | None, machine: dict[str, str]
+) -> str:
+    expected = 1000 / tick_ms
+    sentences = _targets(runs, floors, tick_ms)
     kept_up = [r for r in runs if r.passes and all(_watchers_kept_up(p, tick_ms) for p in r.passes)]
     if kept_up:
         ref = kept_up[-1]
         high, low = ref.passes[0], ref.passes[-1]
         sentences.append(
-            f"With {ref.clients:,} watchers each got {_mean(high.messages_per_client_sec):.2f} standings messages/s "
-            f"at {high.submit.rate:,.0f} submissions/s and {_mean(low.messages_per_client_sec):.2f} at "
-            f"{low.submit.rate:,.0f}/s (a {tick_ms} ms tick allows {expected:g}): the broadcaster coalesces, so the "
-            f"message rate follows the tick, not the submission rate. A submission reached the watchers' view in "
-            f"{_ms(high.view_ms, 0.5)} ms at the median and {_ms(high.view_ms, 0.99)} ms at p99 (waiting for the "
-            f"next snapshot, then the fan-out to every socket); only {_share(len(high.row_ms), high.pairs):.0%} "
-            f"ever showed as a row, as about {high.submit.rate * tick_ms / 1000:,.0f} arrive per tick and a snapshot "
-            f"lists the newest {WATCH_LIMIT}."
+            f"The message rate follows the tick, not the submission rate: {_mean(high.messages_per_client_sec):.2f} "
+            f"messages/s at {high.submit.rate:,.0f} submissions/s and {_mean(low.messages_per_client_sec):.2f} at "
+            f"{low.submit.rate:,.0f}/s (a {tick_ms} ms tick allows {expected:g})."
         )
-    else:
-        sentences.append(f"No run delivered the tick's {expected:g} messages/s to every watcher (see the table).")
-    modelled = next(((r, m) for r in [*reversed(kept_up), *runs] if (m := _cost_model(r))), None)
-    if modelled:
-        run, (per_submission, per_message) = modelled
-        p = run.passes[0]
-        sentences.append(
-            f"Solved from the two passes at {run.clients:,} watchers, uvicorn (one worker) spent about "
-            f"{per_message:,.0f} µs of CPU per message per socket and {per_submission:,.0f} µs per submission, so at "
-            f"{expected:g} messages/s one core feeds only a few hundred watchers (about "
-            f"{1e6 / (per_message * expected):,.0f} with no submissions), while the broadcaster "
-            f"({_cpu(p, 'broadcaster'):.0%} of a core) and Redis ({_cpu(p, 'redis'):.0%}) stay nearly idle: "
-            f"fan-out costs server CPU per socket per tick."
-        )
-    for run in runs:
-        for p in run.passes:
-            if not _watchers_kept_up(p, tick_ms):
-                sentences.append(
-                    f"At {run.clients:,} watchers and {p.target_rate:g} submissions/s one worker could not keep up: "
-                    f"watchers got {_mean(p.messages_per_client_sec):.1f} messages/s instead of {expected:g}, the "
-                    f"median view latency was {_ms(p.view_ms, 0.5)} ms, and the API starved with them "
-                    f"({p.submit.rate:,.0f} of {p.target_rate:g} submissions/s accepted, 200 p99 "
-                    f"{_ms(p.submit.latencies_ms, 0.99)} ms; with submissions stalled in bursts, the board changed "
-                    f"in only {p.board_versions_per_sec:.1f} ticks/s)."
-                )
-                break
-            if not _submissions_kept_up(p):
-                sentences.append(
-                    f"At {run.clients:,} watchers the watchers kept up but the API did not: {p.submit.rate:,.0f} of "
-                    f"{p.target_rate:g} submissions/s accepted, as submissions and fan-out share the one worker."
-                )
-                break
+    sentences.append(_deflate_sentence(floors))
     if skipped and runs[-1].clients < BIG_CLIENTS:
         sentences.append(f"There was no {BIG_CLIENTS:,}-watcher run: {skipped}.")
-    behind = [
-        _cpu(p, "uvicorn")
-        for r in runs
-        for p in r.passes
-        if not (_watchers_kept_up(p, tick_ms) and _submissions_kept_up(p))
-    ]
     client_max = max((max(p.client_cpu) for r in runs for p in r.passes), default=0.0)
-    if not behind:
-        limit = "."
-    elif max(behind) >= SATURATED_CPU_SHARE:
-        limit = f"; uvicorn ran at {max(behind):.0%} of a core while falling behind: its one worker is the limit."
-    else:
-        limit = (
-            f"; uvicorn peaked at {max(behind):.0%} of a core while falling behind, the rest going to the other "
-            "processes and to thread hand-offs (see bench/README.md)."
+    busiest = max(runs[-1].passes, key=lambda p: p.target_rate) if runs and runs[-1].passes else None
+    if busiest is not None:
+        total = sum(v for v in busiest.submit.cpu.values())
+        sentences.append(
+            f"The machine has {machine['cpus']} cores shared by the web worker, the websocket worker, the "
+            f"broadcaster, Redis, the client processes and the submitter (load average "
+            f"{machine['load average before the run']} before the run); at {busiest.clients:,} watchers and "
+            f"{busiest.target_rate:g} submissions/s they used {total:.2f} cores together, the client processes "
+            f"{sum(busiest.client_cpu):.0%} of a core (the busiest {client_max:.0%}). Per core, the figures above "
+            "say how many watchers one websocket worker feeds at the tick rate; a deployment adds websocket "
+            "workers (WEB_WS_WORKERS) per core, as each keeps its own hub and subscribes once per watched board."
         )
-    sentences.append(
-        f"The machine has {machine['cpus']} cores shared by uvicorn, the broadcaster, Redis, the client processes "
-        f"(the busiest at {client_max:.0%} of a core, so the clients are not the limit) and the submitter, with a "
-        f"load average of {machine['load average before the run']} before the run{limit}"
-    )
-    return " ".join(sentences)
+    return " ".join(s for s in sentences if s)
 
 
 def _section(
-    runs: list[RunResult], *, args: argparse.Namespace, machine: dict[str, str], tick_ms: int, skipped: str | None
+    runs: list[RunResult],
+    floors: list[FloorResult],
+    *,
+    args: argparse.Namespace,
+    machine: dict[str, str],
+    tick_ms: int,
+    skipped: str | None,
 ) -> str:
     machine_text = "; ".join(f"{k}: {v}" for k, v in machine.items())
     low_secs = min(args.duration, LOW_RATE_MAX_SECS)
@@ -917,8 +999,9 @@ def _section(
     )
     watchers = " then ".join(f"{r.clients:,}" for r in runs)
     bullets = [
-        f"The real server (uvicorn, 1 worker, production settings as in the ingest run) and one broadcaster "
-        f"(`manage.py broadcast`, BROADCAST_TICK_MS={tick_ms}); a game in `best` mode with all four periods.",
+        f"The real server as WEB_WS_WORKERS=1 deploys it: one uvicorn worker for the API (submissions) and one "
+        f"for the websockets, production settings, and one broadcaster (`manage.py broadcast`, "
+        f"BROADCAST_TICK_MS={tick_ms}); a game in `best` mode with all four periods.",
         f"Watchers: {watchers}, each a websocket subscribed to the daily board with limit {WATCH_LIMIT}, from "
         f"asyncio client processes ({SOCKETS_PER_CLIENT_PROCESS} sockets each at most; permessage-deflate on, as "
         f"browsers offer it). Sockets opened: {connect}.",
@@ -927,15 +1010,17 @@ def _section(
         f"and evenly spread, each from a new player with a score above every earlier one. Per run, "
         f"{args.duration:g} s measured at {args.rate:g}/s, then {low_secs:g} s at {LOW_RATE_PER_SEC:g}/s on the "
         f"same sockets, each after {WARMUP_SECS:g} s of warm-up.",
+        "*The floor* (bench/floor_app.py), measured in the same run with the same client processes and number of "
+        "sockets: a bare ASGI app on the same uvicorn and flags that writes one pre-encoded standings frame of the "
+        "same shape to every socket each tick. *µs per socket-message* is a worker's CPU over the window divided "
+        "by the standings messages the watchers received in it.",
         f"Latency runs from a submission's 200 to a watcher receiving it, over every (watcher, submission) pair "
         f"of {TRACKED_WATCHERS} tracked watchers (the others only count messages). *To a view as new*: the first "
-        f"standings message whose top score is at least the submission's, i.e. the first view that includes it "
-        f"or something newer (`> {SETTLE_SECS * 1000:,.0f}`: none within {SETTLE_SECS:g} s for that share of "
-        f"pairs). *To its own row*: the first message listing the player, which only the newest {WATCH_LIMIT} "
-        f"submissions of each snapshot get.",
-        "*Board snapshots/s*: how often the broadcaster sent the daily board (versions per second seen by the "
-        "watchers). CPU columns are shares of one core over the measured window; server memory is uvicorn's "
-        "growth while the sockets opened, per socket.",
+        f"standings message whose top score is at least the submission's (`> {SETTLE_SECS * 1000:,.0f}`: none "
+        f"within {SETTLE_SECS:g} s). *To its own row*: the first message listing the player, which only the "
+        f"newest {WATCH_LIMIT} submissions of each snapshot get.",
+        "CPU columns are shares of one core over the measured window; memory is the websocket worker's growth "
+        "while the sockets opened, per socket.",
     ]
     parameters = "\n".join(f"- {b}" for b in bullets)
     return f"""## Live fan-out (`make bench-fanout`, bench/fanout.py)
@@ -946,11 +1031,13 @@ Parameters:
 
 {parameters}
 
+{_floor_table(runs, floors)}
+
 {_delivery_table(runs)}
 
 {_cpu_table(runs)}
 
-{_interpretation(runs, tick_ms=tick_ms, skipped=skipped, machine=machine)}
+{_interpretation(runs, floors, tick_ms=tick_ms, skipped=skipped, machine=machine)}
 """
 
 
@@ -985,10 +1072,14 @@ def _start_services(
         env, "shell", "--no-imports", "-c", "from django.conf import settings; print(settings.BROADCAST_TICK_MS)"
     )
     tick_ms = int(settings_out.split()[-1])
-    port = common.free_port()
-    server = common.start_server(env=env, port=port, profile_path=profile)
+    port, ws_port = common.free_port(), common.free_port()
+    server = common.start_server(env=env, port=port)
     processes.append(server)
     common.wait_for_http_ok(port, "/healthz", process=server)
+    # Sockets on a worker of their own, as WEB_WS_WORKERS=1 runs them: the profile is of this one.
+    ws_server = common.start_server(env=env, port=ws_port, profile_path=profile)
+    processes.append(ws_server)
+    common.wait_for_http_ok(ws_port, "/healthz", process=ws_server)
     log = tmp / "broadcaster.log"
     with log.open("wb") as handle:
         broadcaster = common.spawn([common.PYTHON, "manage.py", "broadcast"], env, stdout=handle, stderr=handle)
@@ -1000,19 +1091,19 @@ def _start_services(
         if time.monotonic() > deadline:
             raise RuntimeError("the broadcaster did not start")
         time.sleep(0.05)
-    return Services(port, raw_key, server, broadcaster, redis_process, log), tick_ms
+    return Services(port, ws_port, raw_key, server, ws_server, broadcaster, redis_process, log), tick_ms
 
 
 def _big_run_blocker(args: argparse.Namespace, first: RunResult, open_files: int) -> str | None:
-    """Why the 5,000-watcher run should not happen here, or None."""
-    if args.skip_5000:
-        return "--skip-5000"
+    """Why the big run should not happen here, or None."""
+    if args.skip_big:
+        return "--skip-big"
     if args.profile:
         return "--profile"
     if args.clients >= BIG_CLIENTS:
         return f"the first run already had {args.clients:,} watchers"
-    if not first.clean:
-        return f"the {first.clients:,}-watcher run was not clean (see its notes)"
+    if first.error or any(p.closed or p.versions_backwards for p in first.passes):
+        return f"the {first.clients:,}-watcher run lost sockets or messages (see its notes)"
     if open_files < BIG_CLIENTS + OPEN_FILES_SPARE:
         return f"the open-files limit is {open_files:,}"
     need = (first.server_rss_per_socket + first.client_rss_per_socket) * BIG_CLIENTS * MEMORY_HEADROOM
@@ -1030,7 +1121,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rate", type=float, default=DEFAULT_RATE_PER_SEC, help="submissions per second")
     parser.add_argument("--duration", type=float, default=DEFAULT_DURATION_SECS, help="seconds measured at --rate")
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
-    parser.add_argument("--skip-5000", action="store_true", help=f"no second run at {BIG_CLIENTS:,} watchers")
+    parser.add_argument("--skip-big", action="store_true", help=f"no second run at {BIG_CLIENTS:,} watchers")
+    parser.add_argument("--no-floor", action="store_true", help="no bare-ASGI floor runs (implies --no-docs)")
     parser.add_argument(
         "--baseline-clients",
         type=int,
@@ -1047,7 +1139,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--profile",
         type=Path,
         metavar="FILE",
-        help="run uvicorn under cProfile, write its stats to FILE and print the top (implies --no-docs, --skip-5000)",
+        help="run uvicorn under cProfile, write its stats to FILE and print the top (implies --no-docs, --skip-big)",
     )
     parser.add_argument(
         "--settings",
@@ -1067,7 +1159,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--baseline-clients must be between 0 and 20,000")
     if args.baseline_clients >= args.clients:
         args.baseline_clients = 0
-    if args.profile or args.settings != DEFAULT_SETTINGS:
+    if args.profile or args.settings != DEFAULT_SETTINGS or args.no_floor:
         # Numbers from another configuration must not replace the documented ones.
         args.no_docs = True
     return args
@@ -1081,6 +1173,7 @@ def main(argv: list[str] | None = None) -> int:
     open_files = common.raise_open_files_limit(max(args.clients, BIG_CLIENTS) + OPEN_FILES_SPARE)
     passes = [(args.rate, args.duration), (LOW_RATE_PER_SEC, min(args.duration, LOW_RATE_MAX_SECS))]
     runs: list[RunResult] = []
+    floors: list[FloorResult] = []
     skipped: str | None = None
     tick_ms = 0
     processes: list[subprocess.Popen[bytes]] = []
@@ -1102,6 +1195,17 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 score = result.next_score
                 runs.append(result)
+                if result.error is None and not args.no_floor:
+                    for compress in (True, False) if len(runs) == 1 else (True,):
+                        floors.append(
+                            _floor(
+                                clients=clients,
+                                processes=_client_processes(clients, args.client_processes),
+                                tick_ms=tick_ms,
+                                seconds=min(args.duration, FLOOR_MAX_SECS),
+                                compress=compress,
+                            )
+                        )
                 return result
 
             if args.baseline_clients:
@@ -1129,7 +1233,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         _print_profile(args.profile)
     if not args.no_docs and runs and runs[0].passes:
-        common.write_section("fanout", _section(runs, args=args, machine=machine, tick_ms=tick_ms, skipped=skipped))
+        section = _section(runs, floors, args=args, machine=machine, tick_ms=tick_ms, skipped=skipped)
+        common.write_section("fanout", section)
         print(f"\nwrote the fanout section of {common.DOCS_PATH.relative_to(REPO_DIR)}")
     # A saturated server is a result; only sockets that could not open at all fail the benchmark.
     return 1 if any(r.error for r in runs) else 0

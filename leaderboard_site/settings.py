@@ -80,6 +80,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "live.context_processors.live_socket",
             ],
         },
     },
@@ -185,6 +186,10 @@ CHANNEL_LAYERS = {
         "CONFIG": {"hosts": [REDIS_URL], "prefix": "live"},
     }
 }
+# Pages open their websockets on this port of the host that served them; 0: the same
+# port as the page (one server, or a proxy that routes /ws/ to the websocket workers, as
+# docs/deploy.md sets up). `make run` sets it to its websocket workers' port.
+LIVE_SOCKET_PORT = env_int("LIVE_SOCKET_PORT", 0, minimum=0)
 # The broadcaster sends at most one standings message per board per tick.
 BROADCAST_TICK_MS = env_int("BROADCAST_TICK_MS", 200, minimum=10)
 # Open websockets one client address (IPv4, or an IPv6 /64) may hold across all web

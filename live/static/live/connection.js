@@ -37,6 +37,13 @@ export function statusIndicator(node) {
 }
 
 
+// Where sockets open: the page's own host and port, or, when the server names one (the
+// websocket workers on a port of their own, as in `make run`), that port of the same host.
+function socketHost() {
+  var meta = document.querySelector('meta[name="live-socket-port"]');
+  return meta && meta.content ? location.hostname + ":" + meta.content : location.host;
+}
+
 // A websocket that reconnects by itself, and a poller that runs while it is not live.
 // "Live" means the socket answered: its first message (the subscription's snapshot)
 // came in, not merely that it opened.
@@ -102,7 +109,7 @@ export function connection(options) {
   function open() {
     retryTimer = null;
     if (stopped || socket) return;
-    var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + options.path;
+    var url = (location.protocol === "https:" ? "wss://" : "ws://") + socketHost() + options.path;
     var ws;
     try {
       ws = new WebSocket(url);
