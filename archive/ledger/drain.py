@@ -1,6 +1,7 @@
 """The drain: every game's ledger stream copied to the ScoreEvent table (a beat task).
 
-Through one consumer group: read, bulk insert, acknowledge. At least once: an
+Through one consumer group: read, bulk insert (PostgreSQL COPY, SQLite executemany:
+archive/bulk.py), acknowledge. At least once: an
 entry read but not acknowledged (a crash) is delivered again, and the unique
 (game, event id) keeps the table free of duplicates. What the table holds leaves
 the stream, so the stream's length is the backlog the submit script caps.
@@ -20,15 +21,18 @@ from core.deadletters import set_aside, store_or_set_aside
 from core.models import DeadLetter, Game, Leaderboard
 from core.redis import get_redis, run_sync
 
-from .. import scripts
+from .. import bulk, scripts
 from ..models import ScoreEvent
 from .erasure import player_forget
-from .events import LEDGER_GROUP, Erasure, MalformedEntry, logger, parse_entry
+from .events import EVENT_FIELDS, LEDGER_GROUP, Erasure, EventValues, MalformedEntry, entry_values, logger
 
 # Entries per XREADGROUP and per INSERT: one drain every 5 s moves thousands of
 # entries per second in a few round trips, and one INSERT stays well under
 # SQLite's and PostgreSQL's statement limits.
 LEDGER_DRAIN_BATCH = 1000
+_COLUMNS = bulk.columns_of(ScoreEvent, EVENT_FIELDS)
+_UNIQUE = bulk.columns_of(ScoreEvent, ["leaderboard", "event_id"])
+_EVENT_ID = EVENT_FIELDS.index("event_id")
 # An entry another consumer has held unacknowledged this long is taken over: a
 # drain run takes well under a second per batch, so that consumer has died.
 LEDGER_CLAIM_MIN_IDLE_MS = 60_000
@@ -103,16 +107,17 @@ async def _prune_consumers(ref: str, consumer: str) -> int:
     )
 
 
-def _store(board: Leaderboard, entries: Sequence[tuple[str, dict[str, str]]]) -> int:
+def _store(board: Leaderboard, entries: Sequence[tuple[str, dict[str, str]]], *, fresh: bool) -> int:
     """Insert the rows of some entries (re-deliveries are skipped by the unique event id);
-    returns how many entries were handled. The caller acks them after.
+    returns how many entries were handled. The caller acks them after. ``fresh``: entries
+    read for the first time (bulk.py then tries a plain COPY first).
 
     An entry the database refuses (a NUL on PostgreSQL, a number past a column), or
     that the scripts did not write, is set aside as a dead letter: it never blocks
     the entries behind it, and the stream stays below its cap.
     """
     game = board.game
-    rows: list[ScoreEvent] = []
+    rows: list[EventValues] = []
     erasures: list[Erasure] = []
     fields_of: dict[str, dict[str, str]] = {}
     for event_id, fields in entries:
@@ -121,7 +126,7 @@ def _store(board: Leaderboard, entries: Sequence[tuple[str, dict[str, str]]]) ->
             logger.error("ledger entry %s of %s was trimmed before it was stored", event_id, board)
             continue
         try:
-            entry = parse_entry(game.pk, board.pk, event_id, fields)
+            entry = entry_values(game.pk, board.pk, event_id, fields)
         except MalformedEntry as error:
             set_aside(game=game, source=DeadLetter.Source.LEDGER, key=event_id, payload=fields, error=str(error))
             continue
@@ -136,8 +141,10 @@ def _store(board: Leaderboard, entries: Sequence[tuple[str, dict[str, str]]]) ->
             game=game,
             source=DeadLetter.Source.LEDGER,
             rows=rows,
-            store=lambda batch: ScoreEvent.objects.bulk_create(batch, ignore_conflicts=True),
-            describe=lambda row: (row.event_id, fields_of[row.event_id]),
+            store=lambda batch: bulk.insert_rows(
+                model=ScoreEvent, columns=_COLUMNS, rows=batch, conflict=_UNIQUE, fresh=fresh
+            ),
+            describe=lambda row: (row[_EVENT_ID], fields_of[row[_EVENT_ID]]),
         )
     # After the rows: those of an erased player stored just now go too (the erasure's
     # own pass ran before they reached the table).
@@ -160,7 +167,7 @@ def _drain_board(board: Leaderboard, *, batch_size: int, consumer: str, claim_mi
     for _ in range(LEDGER_CLAIM_BATCHES_PER_RUN):
         start, entries = run_sync(_claim_stale, ref, consumer, claim_min_idle_ms, start, batch_size)
         if entries:
-            stored += _store(board, entries)
+            stored += _store(board, entries, fresh=False)
             run_sync(_ack, ref, [event_id for event_id, _ in entries])
         if start == "0-0":
             break
@@ -171,7 +178,8 @@ def _drain_board(board: Leaderboard, *, batch_size: int, consumer: str, claim_mi
         while True:
             entries = run_sync(_read, ref, consumer, after, batch_size)
             if entries:
-                stored += _store(board, entries)
+                # Never delivered before ('>'): none can be stored yet, short of a replay.
+                stored += _store(board, entries, fresh=origin == ">")
                 run_sync(_ack, ref, [event_id for event_id, _ in entries])
             if len(entries) < batch_size:
                 break

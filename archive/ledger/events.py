@@ -6,6 +6,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from core import clock
 
@@ -19,6 +20,7 @@ LEDGER_GROUP = "ledger-db"
 
 StreamId = tuple[int, int]
 Progress = Callable[[int, int], None]
+_KINDS = frozenset(ScoreEvent.Kind.values)
 # An admin's reason for a correction, stored with its ledger entry.
 CORRECTION_REASON_MAX_CHARS = 200
 
@@ -45,36 +47,68 @@ class MalformedEntry(ValueError):
     """A stream entry the scripts did not write (only they write the stream)."""
 
 
-def parse_entry(game_id: int, board_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | Erasure:
-    """The row of one stream entry (fields as submit_score.lua / score_correct.lua write
-    them), or the erasure player_erase.lua wrote."""
+# The ScoreEvent fields a ledger entry fills, in the order of entry_values()' tuples.
+EVENT_FIELDS: tuple[str, ...] = (
+    "game",
+    "leaderboard",
+    "event_id",
+    "stream_ms",
+    "stream_seq",
+    "kind",
+    "player_id",
+    "display_name",
+    "value",
+    "mode",
+    "metadata",
+    "at",
+    "reason",
+)
+_METADATA = EVENT_FIELDS.index("metadata")
+_ATTNAMES = tuple(f"{name}_id" if name in ("game", "leaderboard") else name for name in EVENT_FIELDS)
+EventValues = tuple[Any, ...]
+
+
+def entry_values(game_id: int, board_id: int, event_id: str, fields: dict[str, str]) -> EventValues | Erasure:
+    """The ScoreEvent row of one stream entry as plain values in EVENT_FIELDS order (fields as
+    submit_score.lua / score_correct.lua write them; metadata as its JSON text), or the
+    erasure player_erase.lua wrote."""
     try:
         ms, seq = split_id(event_id)
         kind = fields["k"]
         if kind == ERASE_KIND:
             return Erasure(player_id=fields["p"], stream_id=(ms, seq), at_ms=int(fields["t"]))
-        if kind not in ScoreEvent.Kind.values:
+        if kind not in _KINDS:
             raise ValueError(f"unknown kind {kind!r}")
-        metadata = json.loads(fields["x"]) if fields.get("x") else None
-        if metadata is not None and not isinstance(metadata, dict):
+        metadata = fields.get("x") or None
+        if metadata is not None and not isinstance(json.loads(metadata), dict):
             raise ValueError("metadata is not an object")
-        return ScoreEvent(
-            game_id=game_id,
-            leaderboard_id=board_id,
-            event_id=event_id,
-            stream_ms=ms,
-            stream_seq=seq,
-            kind=kind,
-            player_id=fields["p"],
-            display_name=fields.get("n", "")[:64],
-            value=int(fields["v"]),
-            mode=fields["m"],
-            metadata=metadata,
-            at=clock.from_ms(fields["t"]),
-            reason=fields.get("r", "")[:CORRECTION_REASON_MAX_CHARS],
+        return (
+            game_id,
+            board_id,
+            event_id,
+            ms,
+            seq,
+            kind,
+            fields["p"],
+            fields.get("n", "")[:64],
+            int(fields["v"]),
+            fields["m"],
+            metadata,
+            clock.from_ms(fields["t"]),
+            fields.get("r", "")[:CORRECTION_REASON_MAX_CHARS],
         )
     except (KeyError, ValueError, OverflowError, TypeError) as error:
         raise MalformedEntry(f"malformed entry: {type(error).__name__}: {error}") from None
+
+
+def parse_entry(game_id: int, board_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | Erasure:
+    """The ScoreEvent of one stream entry (unsaved), or its erasure."""
+    values = entry_values(game_id, board_id, event_id, fields)
+    if isinstance(values, Erasure):
+        return values
+    event = ScoreEvent(**dict(zip(_ATTNAMES, values, strict=True)))
+    event.metadata = json.loads(values[_METADATA]) if values[_METADATA] else None
+    return event
 
 
 def event_row(game_id: int, board_id: int, event_id: str, fields: dict[str, str]) -> ScoreEvent | Erasure | None:

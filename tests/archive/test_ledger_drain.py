@@ -203,6 +203,26 @@ def test_it_takes_over_a_dead_consumers_backlog_a_batch_at_a_time(game):
     assert pending() == 0
 
 
+def test_it_stores_once_what_a_recreated_group_delivers_again(game):
+    ledger.ledger_drain(consumer="worker-1")
+    for i in range(3):
+        submit(game, f"p{i}", i + 1)
+    entries = read_without_ack("worker-1")
+    appended = stream()
+    # Two were stored, then the worker died before its XACK and the group was lost with it:
+    # the recreated group hands all three out as new.
+    ScoreEvent.objects.bulk_create(
+        [ledger.event_row(game.pk, game.leaderboards.get().pk, event_id, fields) for event_id, fields in entries[:2]]
+    )
+    run_sync(lambda: get_redis().xgroup_destroy(keys.ledger("tetris.main"), ledger.LEDGER_GROUP))
+
+    assert ledger.ledger_drain(consumer="worker-2") == 3
+    assert ScoreEvent.objects.count() == 3
+    assert rows() == expected(appended)
+    assert pending() == 0
+    assert not DeadLetter.objects.exists()  # the two already stored were dropped, not refused
+
+
 @pytest.mark.parametrize("loss", ["stream deleted", "group destroyed", "flushed"])
 def test_it_recreates_a_lost_stream_or_group_and_carries_on(game, loss):
     submit(game, "a", 1)
