@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint bench bench-fanout bench-presence bench-archive bench-broadcaster clean
+.PHONY: run test test-cluster install lint bench bench-fanout bench-presence bench-archive bench-broadcaster bench-cluster clean
 
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m leaderboard_site.devenv test $(ARGS)
+
+# The whole suite on a Redis Cluster (3 masters, 3 replicas) started on loopback.
+test-cluster: $(STAMP)
+	$(PY) -m leaderboard_site.devenv test-cluster $(ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -129,7 +129,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 def start_redis(data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
     """The embedded redis-server on a free port, nothing written to disk but its log."""
-    from leaderboard_site.devenv import start_embedded_redis
+    from leaderboard_site.processes import start_embedded_redis
 
     port = free_port()
     process = start_embedded_redis(port=port, data_dir=data_dir, durable=False)

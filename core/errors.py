@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from django.db import InterfaceError, OperationalError
+from redis.exceptions import ClusterError, ReadOnlyError, RedisClusterException, RedisError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 
@@ -35,9 +35,22 @@ def not_found(what: str) -> ServiceError:
 
 
 # What Redis being unreachable raises: a refused, reset or timed-out connection, no
-# free connection in the pool, a Redis still loading its data or read-only. Not
-# ResponseError: a script that fails is a bug (500), not an outage.
-REDIS_ERRORS: tuple[type[BaseException], ...] = (RedisConnectionError, RedisTimeoutError, ReadOnlyError, OSError)
+# free connection in the pool, a Redis still loading its data or read-only; on a Redis
+# Cluster also a failover under way (CLUSTERDOWN, redirects past their limit, TRYAGAIN)
+# and no node reachable to learn the layout from. Not ResponseError: a script that fails
+# is a bug (500), not an outage.
+REDIS_ERRORS: tuple[type[BaseException], ...] = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    ReadOnlyError,
+    OSError,
+    ClusterError,
+    TryAgainError,
+    RedisClusterException,
+)
+# Anything the Redis client raises, replies included (best-effort work that must not
+# fail its caller: a config-change notice, a lock release).
+REDIS_FAILURES: tuple[type[BaseException], ...] = (RedisError, OSError, RedisClusterException)
 # ...and the database: refused or lost connections, a locked SQLite file.
 DATABASE_ERRORS: tuple[type[BaseException], ...] = (OperationalError, InterfaceError)
 UNAVAILABLE_ERRORS = REDIS_ERRORS + DATABASE_ERRORS

@@ -23,21 +23,29 @@ import asyncio
 import concurrent.futures
 import threading
 import weakref
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar, cast
 
 import redis.asyncio as aioredis
 from django.conf import settings
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import BlockingConnectionPool, Connection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import ClusterDownError, SlotNotCoveredError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.maint_notifications import MaintNotificationsConfig
+
+from .lua import KeyOrArg, Script, ensure_loaded
 
 T = TypeVar("T")
 
 # A connection idle this long is PINGed before its next command (replaced if stale).
 REDIS_HEALTH_CHECK_SECS = 1.0
+# A command a Redis Cluster refused whole (CLUSTERDOWN, a slot not covered) is tried this
+# many more times on a refreshed layout, 0.25 s apart: a failover takes a second or two,
+# and past that the request answers 503 + Retry-After.
+CLUSTER_REFUSED_RETRIES = 3
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = weakref.WeakKeyDictionary()
 _bridge_loop: asyncio.AbstractEventLoop | None = None
@@ -57,7 +65,38 @@ class CheckedConnection(Connection):
             await self.connect()
 
 
-def new_client(url: str | None = None) -> aioredis.Redis:
+class ProductCluster(RedisCluster):
+    """The cluster client: a command the cluster refused whole (CLUSTERDOWN during a
+    failover, a slot not served yet) is tried again on the refreshed layout; MOVED, ASK
+    and TRYAGAIN are followed by redis-py itself. A connection error is not retried: the
+    command may have been applied (see above), and the request answers 503."""
+
+    ERRORS_ALLOW_RETRY = (ClusterDownError, SlotNotCoveredError)  # type: ignore[assignment]  # fewer on purpose
+
+
+def _new_cluster_client(url: str) -> RedisCluster:
+    return ProductCluster.from_url(
+        url,
+        decode_responses=True,
+        # Per node: a request holds one of its board's node for a round trip.
+        max_connections=settings.REDIS_POOL_SIZE,
+        socket_timeout=settings.REDIS_TIMEOUT_SECS,
+        socket_connect_timeout=settings.REDIS_TIMEOUT_SECS,
+        health_check_interval=REDIS_HEALTH_CHECK_SECS,
+        retry=Retry(NoBackoff(), CLUSTER_REFUSED_RETRIES),
+        # A master lost with no replica leaves its slots uncovered: the others keep serving.
+        require_full_coverage=False,
+        driver_info=None,
+        maint_notifications_config=MaintNotificationsConfig(enabled=False),
+    )
+
+
+def new_client(url: str | None = None, *, standalone: bool = False) -> aioredis.Redis:
+    """A client of the product's Redis (``standalone``: of the one node ``url`` names, even
+    on a cluster)."""
+    if settings.REDIS_CLUSTER and not standalone:
+        # It answers the same commands (scans and multi-key commands go node by node).
+        return cast("aioredis.Redis", _new_cluster_client(url or settings.REDIS_URL))
     pool = BlockingConnectionPool.from_url(
         url or settings.REDIS_URL,
         connection_class=CheckedConnection,
@@ -88,9 +127,61 @@ def get_redis() -> aioredis.Redis:
 
 async def close_redis() -> None:
     """Close the running loop's client (tests and shutdown)."""
-    client = _clients.pop(asyncio.get_running_loop(), None)
+    loop = asyncio.get_running_loop()
+    client = _clients.pop(loop, None)
     if client is not None:
         await client.aclose()
+    for node in _node_clients.pop(loop, {}).values():
+        await node.aclose()
+
+
+_node_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, aioredis.Redis]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _client_of_key(client: aioredis.Redis, key: str) -> aioredis.Redis:
+    """The client whose connections reach the node serving ``key``: the client itself on a
+    standalone Redis, a client of that one node on a cluster."""
+    if not isinstance(client, RedisCluster):
+        return client
+    node = client.get_node_from_key(key)
+    clients = _node_clients.setdefault(asyncio.get_running_loop(), {})
+    url = f"redis://{node.host}:{node.port}/0"
+    if url not in clients:
+        clients[url] = new_client(url, standalone=True)
+    return clients[url]
+
+
+async def scripts_replicated(
+    script: Script, calls: Sequence[tuple[Sequence[str], Sequence[KeyOrArg]]], *, replicas: int, timeout_ms: int
+) -> list[tuple[Any, bool]]:
+    """Run ``script`` once per (keys, args) call; each reply comes with whether ``replicas``
+    replicas held its writes within ``timeout_ms``.
+
+    Redis's WAIT counts the writes of the connection it runs on, so the calls for one node
+    go down one connection in one pipeline, WAIT last (on a cluster, a connection to the
+    node of their keys; a slot that moved meanwhile raises, and the request answers 503).
+    """
+    client = get_redis()
+    by_node: dict[int, tuple[aioredis.Redis, list[int]]] = {}
+    for index, (call_keys, _) in enumerate(calls):
+        node = _client_of_key(client, call_keys[0])
+        by_node.setdefault(id(node), (node, []))[1].append(index)
+    results: list[tuple[Any, bool]] = [(None, False)] * len(calls)
+
+    async def run(node: aioredis.Redis, indexes: list[int]) -> None:
+        await ensure_loaded(node, script)
+        pipe = node.pipeline(transaction=False)
+        for index in indexes:
+            script.queue(pipe, *calls[index])
+        pipe.execute_command("WAIT", replicas, timeout_ms)
+        *replies, acked = await pipe.execute()
+        for index, reply in zip(indexes, replies, strict=True):
+            results[index] = (reply, int(acked) >= replicas)
+
+    await asyncio.gather(*(run(node, indexes) for node, indexes in by_node.values()))
+    return results
 
 
 def _bridge() -> asyncio.AbstractEventLoop:

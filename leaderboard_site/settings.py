@@ -13,7 +13,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from .env import env_bool, env_float, env_int, env_list, env_str
+from .env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
@@ -112,6 +112,18 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # The embedded Redis (see leaderboard_site/devenv.py) listens on this loopback port.
 EMBEDDED_REDIS_PORT = env_int("EMBEDDED_REDIS_PORT", 6380, minimum=1)
 REDIS_URL = env_str("REDIS_URL", f"redis://127.0.0.1:{EMBEDDED_REDIS_PORT}/0")
+# REDIS_URL names any node of a Redis Cluster, which holds all product data (boards,
+# presence, ledger, queues, limits): the client finds the other nodes. Every script's
+# keys share one hash tag (core/keys.py), so each call stays on one slot.
+REDIS_CLUSTER = env_bool("REDIS_CLUSTER", False)
+# "replica": a submission is acknowledged only once a replica of its board's Redis holds
+# it (Redis WAIT, at most SCORE_ACK_TIMEOUT_MS; then 503 and nothing claimed as stored),
+# so losing a primary's data loses no acknowledged score. "primary" (the default) answers
+# as soon as the primary applied it; AOF then bounds what a crash can lose (docs/scale.md).
+SCORE_ACK = env_choice("SCORE_ACK", "primary", ("primary", "replica"))
+# How long a submission waits for a replica under SCORE_ACK=replica: replication on a
+# healthy link takes about a millisecond; this long means the replica is down or behind.
+SCORE_ACK_TIMEOUT_MS = env_int("SCORE_ACK_TIMEOUT_MS", 500, minimum=1)
 # A Redis command (and a wait for a free pooled connection) gives up after this many
 # seconds: requests then answer 503 within about a second while Redis is down or hung,
 # instead of holding every client. Every script the product runs takes milliseconds.
@@ -179,11 +191,20 @@ RECENT_SUBMISSIONS_MAX = env_int("RECENT_SUBMISSIONS_MAX", 50, minimum=1)
 GAME_CONFIG_CACHE_SECS = env_int("GAME_CONFIG_CACHE_SECS", 5, minimum=0)
 
 # --- Live updates (websockets) ----------------------------------------------
+# Standalone Redis servers for the channel layer, sharded by channels_redis (a group's
+# messages go through one of them). Pub/sub is no cluster data: with REDIS_CLUSTER they
+# must be given.
+CHANNEL_LAYER_URLS = env_list("CHANNEL_LAYER_URLS", [] if REDIS_CLUSTER else [REDIS_URL])
+if not CHANNEL_LAYER_URLS:
+    raise ImproperlyConfigured(
+        "CHANNEL_LAYER_URLS must name one or more standalone Redis servers (comma-separated redis:// URLs) "
+        "when REDIS_CLUSTER is on: the live channel layer does not run on a Redis Cluster."
+    )
 # One PUBLISH per group message, whatever the number of subscribers.
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "prefix": "live"},
+        "CONFIG": {"hosts": CHANNEL_LAYER_URLS, "prefix": "live"},
     }
 }
 # Pages open their websockets on this port of the host that served them; 0: the same
@@ -212,7 +233,14 @@ LOGIN_REDIRECT_URL = "accounts:account"
 LOGOUT_REDIRECT_URL = "live:home"
 
 # --- Celery ------------------------------------------------------------------
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
+# Celery's broker: a standalone Redis (its queues are no cluster data). With REDIS_CLUSTER
+# it must be given.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "" if REDIS_CLUSTER else REDIS_URL)
+if not CELERY_BROKER_URL:
+    raise ImproperlyConfigured(
+        "CELERY_BROKER_URL must name a standalone Redis (redis://host:port/db) when REDIS_CLUSTER is on: "
+        "Celery's broker does not run on a Redis Cluster."
+    )
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

@@ -52,7 +52,10 @@ async def _move_game(slug: str) -> int:
                     await client.zadd(target, renamed)
                 await client.delete(key)
             else:
-                await client.rename(key, target)
+                # Not RENAME: on a Redis Cluster the old and new names hash to different slots.
+                payload, ttl = await client.dump(key), await client.pttl(key)
+                await client.restore(target, max(0, ttl), payload, replace=True)
+                await client.delete(key)
             moved += 1
     async for key in client.scan_iter(match=f"idem:{old}:*", count=1000):
         await client.delete(key)

@@ -19,11 +19,10 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from redis.exceptions import RedisError
 
 from core import clock, keys
 from core.config import BoardConfig
-from core.errors import ServiceError
+from core.errors import REDIS_FAILURES, ServiceError
 from core.models import Leaderboard
 from core.redis import get_redis, run_soon, run_sync
 from games import periods
@@ -183,7 +182,7 @@ def period_archive(
         return _archive_locked(run)
     finally:
         # The lock expires by itself: never let a failed release hide the run's own error.
-        with contextlib.suppress(RedisError, OSError):
+        with contextlib.suppress(*REDIS_FAILURES):
             run_sync(_lock, run.lock_key, "release", run.run)
 
 

@@ -47,10 +47,15 @@ def claim(now: dt.datetime, limit: int = 10) -> list[services.ClaimedJob]:
         return run_sync(lambda: services.close_jobs_claim(ref="tetris.main", limit=limit))
 
 
+def lost_key(key: str) -> str:
+    """Where a lost board is kept aside: its own name and hash tag, so on its slot."""
+    return f"{key}:lost"
+
+
 def lose_board(game) -> str:
     """Simulate a board lost with Redis data (kept aside under another name to restore it)."""
     key = board_key(game, "daily", DAY)
-    run_sync(lambda: get_redis().rename(key, "test:lost-board"))
+    run_sync(lambda: get_redis().rename(key, lost_key(key)))
     run_sync(lambda: get_redis().zrem(keys.boards_index("tetris.main"), key))
     return key
 
@@ -184,7 +189,7 @@ def test_it_retries_with_exponential_backoff_then_dead_letters_and_admin_retries
     page = admin_client.get(reverse("admin:archive_close_jobs")).content.decode()
     assert JOB in page and "No daily board 2026-11-20 is in Redis" in page and "1 dead" in page
 
-    run_sync(lambda: get_redis().rename("test:lost-board", key))  # Redis data restored
+    run_sync(lambda: get_redis().rename(lost_key(key), key))  # Redis data restored
     clock.set(now)
     response = admin_client.post(
         reverse("admin:archive_close_jobs"), {"board": game.leaderboards.get().pk, "job": JOB}, follow=True

@@ -25,7 +25,7 @@ import httpx
 import pytest
 import websockets
 
-from leaderboard_site.devenv import start_embedded_redis
+from leaderboard_site.processes import start_embedded_redis
 
 pytestmark = pytest.mark.wall_clock
 
@@ -81,6 +81,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
         "DATABASE_URL": "",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        # This stack's own standalone Redis, for everything (also under make test-cluster).
+        "REDIS_CLUSTER": "false",
+        "CHANNEL_LAYER_URLS": f"redis://127.0.0.1:{redis_port}/0",
+        "CELERY_BROKER_URL": f"redis://127.0.0.1:{redis_port}/0",
     }
     redis = start_embedded_redis(port=redis_port, data_dir=var / "redis", durable=True)
     _manage(env, "migrate", "--noinput", "-v", "0")

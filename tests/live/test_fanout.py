@@ -13,11 +13,11 @@ import time
 from typing import Any
 
 import pytest
+import redis.asyncio
 from channels.layers import get_channel_layer
 from django.conf import settings
 
 from core import clock
-from core.redis import get_redis
 from games import periods, services
 from live import events, selectors
 from live.sockets import base
@@ -35,8 +35,16 @@ def _group_channel(group: str) -> str:
 
 
 async def _subscribers(group: str) -> int:
-    ((_, count),) = await get_redis().pubsub_numsub(_group_channel(group))
-    return int(count)
+    """Subscribers of a group's channel on the channel layer's Redis (or Redises, when sharded)."""
+    total = 0
+    for url in settings.CHANNEL_LAYER_URLS:
+        client = redis.asyncio.Redis.from_url(url)
+        try:
+            ((_, count),) = await client.pubsub_numsub(_group_channel(group))
+            total += int(count)
+        finally:
+            await client.aclose()
+    return total
 
 
 async def subscribe(ws: Any, period: str, limit: int) -> dict[str, Any]:

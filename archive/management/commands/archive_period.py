@@ -11,12 +11,11 @@ from argparse import ArgumentParser
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
-from redis.exceptions import RedisError
 
 from archive import services
 from archive.management.progress import ProgressBar
 from archive.models import ArchivedPeriod
-from core.errors import ServiceError
+from core.errors import REDIS_FAILURES, ServiceError
 from core.models import Game, Leaderboard
 
 
@@ -74,7 +73,7 @@ class Command(BaseCommand):
             )
         except ServiceError as error:
             raise CommandError(error.message) from None
-        except (RedisError, OSError) as error:
+        except REDIS_FAILURES as error:
             raise CommandError(f"Redis is unavailable ({error}); nothing was completed. Try again.") from None
         finally:
             bar.close()

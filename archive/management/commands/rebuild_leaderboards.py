@@ -11,11 +11,10 @@ from argparse import ArgumentParser
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
-from redis.exceptions import RedisError
 
 from archive import ledger
 from archive.management.progress import ProgressBar
-from core.errors import ServiceError
+from core.errors import REDIS_FAILURES, ServiceError
 from core.models import Game
 
 
@@ -43,7 +42,7 @@ class Command(BaseCommand):
                 report = ledger.leaderboards_rebuild(game=game, progress=progress)
             except ServiceError as error:
                 raise CommandError(f"{game.slug}: {error.message} Nothing was swapped; run it again.") from None
-            except (RedisError, OSError) as error:
+            except REDIS_FAILURES as error:
                 raise CommandError(f"Redis is unavailable ({error}); {game.slug} was not swapped. Try again.") from None
             finally:
                 bar.close()

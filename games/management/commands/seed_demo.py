@@ -16,12 +16,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
-from redis.exceptions import RedisError
 
 from core import clock
 from core import services as core_services
 from core.config import GameConfig
-from core.errors import ServiceError
+from core.errors import REDIS_FAILURES, ServiceError
 from core.models import Game, Leaderboard
 from core.redis import get_redis, run_sync
 from games import periods, services
@@ -116,13 +115,13 @@ class Command(BaseCommand):
             return
         try:
             run_sync(lambda: get_redis().ping())
-        except (RedisError, OSError) as error:
+        except REDIS_FAILURES as error:
             raise CommandError(f"Cannot reach Redis (REDIS_URL), so no demo was seeded: {error}") from None
         try:
             # If Redis fails half-way the game row goes too, so the next start seeds again.
             with transaction.atomic():
                 submitted = self._seed(count)
-        except (RedisError, OSError) as error:
+        except REDIS_FAILURES as error:
             raise CommandError(f"Redis failed while seeding the demo: {error}") from None
         self.stdout.write(f"Seeded game {DEMO_SLUG} with {count} players ({submitted} scores)")
 
