@@ -22,6 +22,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
 KeyOrArg = str | int | float
@@ -37,7 +38,7 @@ class Script:
         try:
             return await client.evalsha(self.sha, len(keys), *keys, *args)
         except NoScriptError:
-            await client.script_load(self.source)
+            await _load(client, self, keys[:1])
             return await client.evalsha(self.sha, len(keys), *keys, *args)
 
     def queue(self, pipe: Pipeline, keys: Sequence[str], args: Sequence[KeyOrArg]) -> None:
@@ -61,8 +62,27 @@ def load(module_file: str, name: str) -> Script:
     return script
 
 
-async def ensure_loaded(client: Redis, *scripts: Script) -> None:
-    present = await client.script_exists(*(s.sha for s in scripts))
-    for script, exists in zip(scripts, present, strict=True):
-        if not exists:
-            await client.script_load(script.source)
+async def ensure_loaded(client: Redis, *scripts: Script, keys: Sequence[str] = ()) -> None:
+    """Load the scripts Redis does not have. On a Redis Cluster, on the nodes serving
+    ``keys`` (those a pipeline is about to call them on): a master lost elsewhere does not
+    stop this pipeline."""
+    if not isinstance(client, RedisCluster):
+        present = await client.script_exists(*(s.sha for s in scripts))
+        for script, exists in zip(scripts, present, strict=True):
+            if not exists:
+                await client.script_load(script.source)
+        return
+    nodes = {node.name: node for node in (client.get_node_from_key(key) for key in keys)}
+    for node in nodes.values():
+        present = await client.execute_command("SCRIPT EXISTS", *(s.sha for s in scripts), target_nodes=node)
+        for script, exists in zip(scripts, present, strict=True):
+            if not int(exists):
+                await client.execute_command("SCRIPT LOAD", script.source, target_nodes=node)
+
+
+async def _load(client: Redis, script: Script, keys: Sequence[str]) -> None:
+    """Load one script where its call goes (on a cluster, the node serving its first key)."""
+    if isinstance(client, RedisCluster) and keys:
+        await client.execute_command("SCRIPT LOAD", script.source, target_nodes=client.get_node_from_key(keys[0]))
+    else:
+        await client.script_load(script.source)

@@ -171,7 +171,7 @@ async def scripts_replicated(
     results: list[tuple[Any, bool]] = [(None, False)] * len(calls)
 
     async def run(node: aioredis.Redis, indexes: list[int]) -> None:
-        await ensure_loaded(node, script)
+        await ensure_loaded(node, script, keys=[calls[indexes[0]][0][0]])
         pipe = node.pipeline(transaction=False)
         for index in indexes:
             script.queue(pipe, *calls[index])

@@ -441,7 +441,7 @@ async def _run_board_calls(calls: Sequence[tuple[list[str], list[str | int]]]) -
             scripts.SUBMIT_SCORE, calls, replicas=1, timeout_ms=settings.SCORE_ACK_TIMEOUT_MS
         )
     client = get_redis()
-    await ensure_loaded(client, scripts.SUBMIT_SCORE)
+    await ensure_loaded(client, scripts.SUBMIT_SCORE, keys=[call_keys[0] for call_keys, _ in calls])
     pipe = client.pipeline(transaction=False)
     for call in calls:
         scripts.SUBMIT_SCORE.queue(pipe, *call)
@@ -459,7 +459,7 @@ async def _apply_to_game(
     broadcaster's note of the boards that changed, in one pipelined round trip."""
     now_ms = clock.to_ms(now)
     client = get_redis()
-    await ensure_loaded(client, scripts.SUBMIT_GAME)
+    await ensure_loaded(client, scripts.SUBMIT_GAME, keys=[keys.names(game.slug)])
     pipe = client.pipeline(transaction=False)
     chunks = [applied[i : i + SUBMIT_CHUNK_ITEMS] for i in range(0, len(applied), SUBMIT_CHUNK_ITEMS)]
     for chunk in chunks:
