@@ -46,5 +46,8 @@ bench-archive: $(STAMP)
 bench-broadcaster: $(STAMP)
 	$(PY) bench/broadcaster.py
 
+bench-cluster: $(STAMP)
+	$(PY) bench/cluster.py
+
 clean:
 	rm -rf $(VENV) var staticfiles

@@ -72,6 +72,7 @@ async def ensure_loaded(client: Redis, *scripts: Script, keys: Sequence[str] = (
             if not exists:
                 await client.script_load(script.source)
         return
+    await client.initialize()  # a new client learns the layout first (a no-op after)
     nodes = {node.name: node for node in (client.get_node_from_key(key) for key in keys)}
     for node in nodes.values():
         present = await client.execute_command("SCRIPT EXISTS", *(s.sha for s in scripts), target_nodes=node)
@@ -83,6 +84,7 @@ async def ensure_loaded(client: Redis, *scripts: Script, keys: Sequence[str] = (
 async def _load(client: Redis, script: Script, keys: Sequence[str]) -> None:
     """Load one script where its call goes (on a cluster, the node serving its first key)."""
     if isinstance(client, RedisCluster) and keys:
+        await client.initialize()
         await client.execute_command("SCRIPT LOAD", script.source, target_nodes=client.get_node_from_key(keys[0]))
     else:
         await client.script_load(script.source)

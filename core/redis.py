@@ -140,11 +140,12 @@ _node_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, ai
 )
 
 
-def _client_of_key(client: aioredis.Redis, key: str) -> aioredis.Redis:
+async def _client_of_key(client: aioredis.Redis, key: str) -> aioredis.Redis:
     """The client whose connections reach the node serving ``key``: the client itself on a
     standalone Redis, a client of that one node on a cluster."""
     if not isinstance(client, RedisCluster):
         return client
+    await client.initialize()  # a new client learns the layout first (a no-op after)
     node = client.get_node_from_key(key)
     clients = _node_clients.setdefault(asyncio.get_running_loop(), {})
     url = f"redis://{node.host}:{node.port}/0"
@@ -166,7 +167,7 @@ async def scripts_replicated(
     client = get_redis()
     by_node: dict[int, tuple[aioredis.Redis, list[int]]] = {}
     for index, (call_keys, _) in enumerate(calls):
-        node = _client_of_key(client, call_keys[0])
+        node = await _client_of_key(client, call_keys[0])
         by_node.setdefault(id(node), (node, []))[1].append(index)
     results: list[tuple[Any, bool]] = [(None, False)] * len(calls)
 

@@ -1,5 +1,6 @@
 #!/bin/sh
-# One image, four roles: `web` (default), `worker`, `beat`, `broadcast` (live updates);
+# One image, five roles: `web` (default: pages and the API), `ws` (websockets), `worker`,
+# `beat`, `broadcast` (live updates);
 # `migrate` runs migrations;
 # anything else runs as given (e.g. `python manage.py createapikey tetris`).
 set -e
@@ -9,6 +10,9 @@ case "${1:-web}" in
   web)
     exec uvicorn leaderboard_site.asgi:application --host 0.0.0.0 --port "${PORT:-8000}" \
       --workers "${WEB_CONCURRENCY:-2}" --proxy-headers --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-127.0.0.1}" ;;
+  ws)
+    exec uvicorn leaderboard_site.asgi:application --host 0.0.0.0 --port "${PORT:-8000}" \
+      --workers "${WEB_WS_WORKERS:-1}" --proxy-headers --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-127.0.0.1}" ;;
   worker)
     exec celery -A leaderboard_site worker --loglevel "${LOG_LEVEL:-INFO}" --concurrency "${WORKER_CONCURRENCY:-2}" ;;
   beat)

@@ -66,6 +66,7 @@ def test_it_is_unhealthy_when_redis_does_not_answer(capsys, redis_unreachable):
 
 def test_it_probes_the_web_servers_healthz(asgi_live_server, capsys):  # noqa: F811
     assert check("web", "--url", f"{asgi_live_server}/healthz") == 0
+    assert check("ws", "--url", f"{asgi_live_server}/healthz") == 0  # the websocket workers serve it too
     closed = f"http://127.0.0.1:{free_port()}/healthz"
     assert check("web", "--url", closed) == 1
     assert "did not answer" in capsys.readouterr().err

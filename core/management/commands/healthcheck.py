@@ -1,7 +1,7 @@
 """``manage.py healthcheck ROLE``: exit 0 if this container's process is healthy, else 1
 with the reason (the Dockerfile's HEALTHCHECK runs it for the role the container runs).
 
-- ``web``: ``/healthz`` on this container answers 200 (Redis and the database reachable).
+- ``web``, ``ws``: ``/healthz`` on this container answers 200 (Redis and the database reachable).
 - ``worker``, ``beat``, ``broadcast``: the process's heartbeat (core/heartbeat.py) is
   fresh, and Redis, which each of them works through, answers.
 - anything else (``migrate``, a one-off command): nothing to check.
@@ -26,14 +26,14 @@ PROBE_TIMEOUT_SECS = 4.0
 
 
 class Command(BaseCommand):
-    help = "Exit 0 if this container's role (web, worker, beat, broadcast) is healthy, else 1 with the reason."
+    help = "Exit 0 if this container's role (web, ws, worker, beat, broadcast) is healthy, else 1 with the reason."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("role", help="web, worker, beat or broadcast (anything else is healthy)")
+        parser.add_argument("role", help="web, ws, worker, beat or broadcast (anything else is healthy)")
         parser.add_argument("--url", help="web: the health URL (default http://127.0.0.1:$PORT/healthz)")
 
     def handle(self, *args: Any, role: str, url: str | None, **options: Any) -> None:
-        if role == "web":
+        if role in ("web", "ws"):
             problem = self._web(url or f"http://127.0.0.1:{os.environ.get('PORT', '8000')}/healthz")
         elif role in ROLES:
             problem = self._heartbeat(role)
