@@ -132,6 +132,7 @@ def _bodies(boards: int) -> list[bytes]:
 
 
 def _ingest(topology: str, env: dict[str, str], redis_pids: dict[str, int], args: argparse.Namespace) -> IngestResult:
+    Path(env["VAR_DIR"]).mkdir(parents=True, exist_ok=True)
     common.manage(env, "migrate", "--noinput", "-v", "0")
     raw_key = _setup_game(env, args.boards)
     port = common.free_port()
