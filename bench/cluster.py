@@ -8,8 +8,9 @@ In one run, on loopback:
 1. *Ingest through the API*: the real server (``--workers`` uvicorn workers, production
    settings) takes batches of 1,000 submissions spread over ``--boards`` boards, closed
    loop on 8 keep-alive connections, first with the product's data on one standalone
-   Redis, then on a Redis Cluster of 3 masters (no replicas; the standalone Redis stays
-   as the channel layer and the broker). Reports items/s, each Redis process's CPU and
+   Redis, then with a replica attached to it under SCORE_ACK=primary and SCORE_ACK=replica,
+   then on a Redis Cluster of 3 masters (no replicas; the standalone Redis stays as the
+   channel layer and the broker). Reports items/s, each Redis process's CPU and
    its CPU per item, and the web workers' CPU: where the limit is.
 2. *A board sharded four ways* (docs/scale.md's design on paper): 1,000,000 players in one
    sorted set, and the same players hash-split over 4 sorted sets with 4 hash tags (so 4
@@ -171,6 +172,30 @@ def _ingest(topology: str, env: dict[str, str], redis_pids: dict[str, int], args
     return ingest
 
 
+def _replica_ack(tmp: Path, url: str, master_pid: int, args: argparse.Namespace) -> list[IngestResult]:
+    """The same ingest on the one Redis with a replica attached: SCORE_ACK=primary, then
+    SCORE_ACK=replica (each node's calls then wait for Redis WAIT): what waiting costs."""
+    from leaderboard_site import processes
+
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    replica_port = common.free_port()
+    data_dir = tmp / "replica"
+    command = processes.embedded_redis_args(port=replica_port, data_dir=data_dir, durable=False)
+    replica = processes.start_embedded_redis(
+        port=replica_port, data_dir=data_dir, durable=False, args=[*command, "--replicaof", "127.0.0.1", str(port)]
+    )
+    results = []
+    try:
+        for ack in ("primary", "replica"):
+            env = common.bench_env(var_dir=tmp / f"ack-{ack}", redis_url=url)
+            env["SCORE_ACK"] = ack
+            pids = {"redis": master_pid, "redis replica": replica.pid}
+            results.append(_ingest(f"one Redis and a replica, SCORE_ACK={ack}", env, pids, args))
+    finally:
+        common.stop_processes([replica])
+    return results
+
+
 # --------------------------------------------------------------------------- a board sharded four ways
 
 
@@ -284,8 +309,27 @@ def _reads_table(run: Run) -> str:
 
 
 def _interpretation(run: Run) -> str:
-    one, three = (run.ingest[0], run.ingest[1]) if len(run.ingest) > 1 else (None, None)
+    by_name = {r.topology: r for r in run.ingest}
+    one, three = by_name.get("one Redis"), by_name.get("3-master Redis Cluster")
+    primary = by_name.get("one Redis and a replica, SCORE_ACK=primary")
+    acked = by_name.get("one Redis and a replica, SCORE_ACK=replica")
     sentences = []
+    if primary and acked:
+        ratio = acked.items_per_sec / primary.items_per_sec
+        web = sorted([primary.cpu.get("web", 0), acked.cpu.get("web", 0)])
+        cost = (
+            f"no throughput cost shows (the SCORE_ACK=replica run comes second; the order and this machine's "
+            f"noise, the web workers getting {web[0]:.0%} to {web[1]:.0%} of the cores between runs, outweigh the wait)"
+            if ratio >= 0.95
+            else f"waiting cost {1 - ratio:.0%} of the throughput"
+        )
+        sentences.append(
+            f"With a replica attached, SCORE_ACK=replica took {acked.items_per_sec:,.0f} items/s against "
+            f"{primary.items_per_sec:,.0f} with SCORE_ACK=primary ({ratio:.2f}; batch p50 {acked.p50_ms:,.0f} ms "
+            f"against {primary.p50_ms:,.0f} ms): {cost}. WAIT adds one replication round trip per batch and node "
+            "(well under a millisecond on loopback) to each answer, and the replica's CPU "
+            f"({acked.cpu.get('redis replica', 0):.0%}) is the replication stream the primary sends anyway."
+        )
     if one and three:
         ratio = three.items_per_sec / one.items_per_sec
         web = max(one.cpu.get("web", 0), three.cpu.get("web", 0))
@@ -327,7 +371,8 @@ Last run: {common.utc_now_text()}. Machine: {machine}.
 Parameters: the real server ({run.args.workers} uvicorn workers, production settings) takes batches of
 {BATCH_ITEMS:,} submissions (`POST /games/{{g}}/scores/batch`) spread at random over {run.args.boards} boards
 in `best` mode, closed loop on {CONNECTIONS} keep-alive connections, {run.args.duration:g} s measured after
-{WARMUP_SECS:g} s of warm-up: first with the product's data on one standalone Redis, then on a Redis Cluster
+{WARMUP_SECS:g} s of warm-up: first with the product's data on one standalone Redis, then with a replica
+attached to it (SCORE_ACK=primary, then SCORE_ACK=replica), then on a Redis Cluster
 of 3 masters formed on loopback by `leaderboard_site/localcluster.py` (no replicas; the standalone Redis
 stays as the channel layer and Celery's broker). CPU columns are shares of one core over the measured window.
 Then a board of {SHARD_PLAYERS:,} players in one sorted set and the same players hash-split over {SHARDS} sorted
@@ -365,6 +410,7 @@ def main(argv: list[str] | None = None) -> int:
             processes.append(standalone)
             env = common.bench_env(var_dir=Path(tmp) / "one", redis_url=url)
             run.ingest.append(_ingest("one Redis", env, {"redis": standalone.pid}, args))
+            run.ingest += _replica_ack(Path(tmp), url, standalone.pid, args)
             cluster = localcluster.start(Path(tmp) / "cluster", masters=3, replicas=0)
             env = common.bench_env(var_dir=Path(tmp) / "three", redis_url=cluster.url)
             env.update(
