@@ -112,7 +112,11 @@ class Hub:
     async def _receive(self, channel: str) -> None:
         while True:
             message = await self.layer.receive(channel)
-            self.dispatch(message)
+            try:
+                self.dispatch(message)
+            except Exception:
+                # A malformed message must not end the process's fan-out for good.
+                logger.exception("live hub: a message could not be dispatched: %.200r", message)
 
     def dispatch(self, message: dict[str, Any]) -> None:
         watchers = self.groups.get(message.get("group", ""))

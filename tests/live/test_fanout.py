@@ -201,3 +201,17 @@ def test_it_closes_a_client_that_stops_reading_and_keeps_feeding_the_others(asgi
     assert code == base.CLOSE_TRY_AGAIN
     assert read < frames
     stalled.close()
+
+
+async def test_it_keeps_feeding_sockets_after_a_malformed_group_message(make_game, sockets):
+    game = await make_config(make_game, periods_kept=["all-time"])
+    ws = await sockets.open()
+    snapshot = await subscribe(ws, "all-time", 10)
+    group = events.board_group("tetris.main", "all-time")
+    layer = get_channel_layer()
+    await layer.group_send(group, {"type": "live.event", "group": group})  # no payload
+    await services.score_submit(game=game, board=game.boards[0], player_id="a", score=5)
+    fresh = {**events.standings(game.boards[0], *await _page(game)), "version": snapshot["version"] + 1}
+    await layer.group_send(group, {"type": "live.event", "group": group, "payload": fresh})
+
+    assert [m["version"] for m in await drain(ws)] == [snapshot["version"] + 1]
