@@ -37,7 +37,7 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 if str(REPO_DIR) not in sys.path:
@@ -245,7 +245,7 @@ async def _sharded_reads(url: str) -> list[ReadResult]:
         players = [f"p{rng.randrange(SHARD_PLAYERS)}" for _ in range(READS)]
 
         async def rank_single(i: int) -> int:
-            return int(await client.zrevrank(single, players[i])) + 1
+            return int(cast("int", await client.zrevrank(single, players[i]))) + 1
 
         async def rank_sharded(i: int) -> int:
             player = players[i]
@@ -332,12 +332,13 @@ def _interpretation(run: Run) -> str:
         )
     if one and three:
         ratio = three.items_per_sec / one.items_per_sec
-        web = max(one.cpu.get("web", 0), three.cpu.get("web", 0))
+        web_peak = max(one.cpu.get("web", 0.0), three.cpu.get("web", 0.0))
         busiest = max(three.redis_cpu().items(), key=lambda kv: kv[1] if "master" in kv[0] else 0)
         sentences.append(
             f"Through the API, 3 masters took {three.items_per_sec:,.0f} items/s against {one.items_per_sec:,.0f} on "
             f"one Redis: {ratio:.2f}x. That is not Redis's ceiling: the {run.args.workers} web worker(s) used "
-            f"{web / run.args.workers:.0%} of a core each and the one Redis {one.redis_cpu().get('redis', 0):.0%}, "
+            f"{web_peak / run.args.workers:.0%} of a core each and the one Redis "
+            f"{one.redis_cpu().get('redis', 0):.0%}, "
             f"while on the cluster the busiest master ran at {busiest[1]:.0%}: on {run.machine['cpus']} cores the "
             "Python side (web workers and the load generator) takes the cores, and the three masters share what is "
             "left, so the run cannot reach the 2.4x that 3 masters allow. The Redis CPU per item is the same on one "

@@ -38,7 +38,7 @@ class Script:
         try:
             return await client.evalsha(self.sha, len(keys), *keys, *args)
         except NoScriptError:
-            await _load(client, self, keys[:1])
+            await ensure_loaded(client, self, keys=keys[:1])
             return await client.evalsha(self.sha, len(keys), *keys, *args)
 
     def queue(self, pipe: Pipeline, keys: Sequence[str], args: Sequence[KeyOrArg]) -> None:
@@ -79,12 +79,3 @@ async def ensure_loaded(client: Redis, *scripts: Script, keys: Sequence[str] = (
         for script, exists in zip(scripts, present, strict=True):
             if not int(exists):
                 await client.execute_command("SCRIPT LOAD", script.source, target_nodes=node)
-
-
-async def _load(client: Redis, script: Script, keys: Sequence[str]) -> None:
-    """Load one script where its call goes (on a cluster, the node serving its first key)."""
-    if isinstance(client, RedisCluster) and keys:
-        await client.initialize()
-        await client.execute_command("SCRIPT LOAD", script.source, target_nodes=client.get_node_from_key(keys[0]))
-    else:
-        await client.script_load(script.source)
