@@ -16,8 +16,11 @@ ENV PATH=/opt/venv/bin:$PATH \
     DEBUG=0 \
     STATIC_ROOT=/app/staticfiles \
     VAR_DIR=/tmp/var \
+    LOG_FORMAT=json \
+    PROMETHEUS_MULTIPROC_DIR=/var/lib/leaderboard/metrics \
     PORT=8000
-RUN groupadd --system app && useradd --system --gid app --home-dir /app --no-create-home app
+RUN groupadd --system app && useradd --system --gid app --home-dir /app --no-create-home app \
+    && mkdir -p /var/lib/leaderboard/metrics && chown app:app /var/lib/leaderboard/metrics
 COPY --from=build /opt/venv /opt/venv
 WORKDIR /app
 COPY --chown=app:app . /app

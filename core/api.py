@@ -26,7 +26,7 @@ from ninja.signature.utils import get_typed_signature
 
 from . import clock, config
 from .apikeys import Authorized, request_authorize
-from .errors import UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECS, ServiceError, is_unavailable
+from .errors import UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECS, ServiceError, is_unavailable, report_unavailable
 from .models import PLAYER_ID_MESSAGE, ApiKey, is_player_id
 from .schemas import ErrorOut
 
@@ -119,7 +119,7 @@ def _anything_else(request: HttpRequest, exc: Exception) -> HttpResponse:
     """Redis or the database unreachable: 503 + Retry-After. Anything else is a bug: a
     logged 500, in the envelope too (never a traceback, DEBUG or not)."""
     if is_unavailable(exc):
-        logger.warning("%s %s: unavailable (%s: %s)", request.method, request.path, type(exc).__name__, exc)
+        report_unavailable(exc, during=f"{request.method} {request.path}")
         response = error_response(request, 503, "unavailable", UNAVAILABLE_MESSAGE)
         response["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER_SECS)
         return response

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import cast
 
-from . import clock, config, keys, scripts
+from . import clock, config, keys, metrics, scripts
 from .config import ApiKeyConfig, GameConfig
 from .errors import ServiceError
 from .models import ApiKey, Game, hash_secret
@@ -102,6 +102,7 @@ async def request_authorize(*, raw_key: str | None, game_slug: str, items: int =
             )
         else:
             message = f"This API key is limited to {key.requests_per_minute} requests per minute; retry in {retry} s."
+        metrics.RATE_LIMITED.labels(limit="items" if refused_by == "items" else "api-key").inc()
         raise ServiceError(429, "rate_limited", message, headers={**headers, "Retry-After": retry})
     if not game.active:
         raise ServiceError(403, "game_inactive", "This game is not accepting scores.")

@@ -3,10 +3,16 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.db import InterfaceError, OperationalError
 from redis.exceptions import ClusterError, ReadOnlyError, RedisClusterException, RedisError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from . import metrics
+
+logger = logging.getLogger("core.errors")
 
 
 class ServiceError(Exception):
@@ -68,3 +74,12 @@ REDIS_DOWN_MESSAGE = "Redis is unavailable, so nothing was changed. Try again in
 def is_unavailable(error: BaseException) -> bool:
     """Whether an error means Redis or the database is unreachable (503), not a bug (500)."""
     return isinstance(error, UNAVAILABLE_ERRORS)
+
+
+def report_unavailable(error: BaseException, *, during: str) -> None:
+    """Log an outage met ``during`` some work (one warning line) and count it by backend
+    (leaderboard_backend_errors_total): what every place that answers 503, skips a round or
+    retries later calls, so that the count and the log agree."""
+    backend = "database" if isinstance(error, DATABASE_ERRORS) else "redis"
+    metrics.BACKEND_ERRORS.labels(backend=backend).inc()
+    logger.warning("%s unavailable during %s (%s: %s)", backend, during, type(error).__name__, error)

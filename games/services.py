@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from typing import Any, Literal, cast
 from django.conf import settings
 from django.db import transaction
 
-from core import clock, keys, text
+from core import clock, keys, metrics, text
 from core.audit import SYSTEM, Action, Actor, audit_record, checked_reason
 from core.config import BoardConfig, GameConfig
 from core.deadletters import store_or_set_aside
@@ -319,6 +320,7 @@ async def score_submit_many(
     in place in the results. With an Idempotency-Key each item gets its own record,
     keyed by its position.
     """
+    metrics.BATCH_ITEMS.observe(len(items))
     return await _submit_many(game, items, idempotency, item_fingerprints, clock.now())
 
 
@@ -382,7 +384,21 @@ async def _submit_many(
             await _apply_to_game(game, applied, now, heartbeat, results)
         for index in unreplicated:
             results[index] = not_replicated()
-    return [r for r in results if r is not None]  # every position was filled above
+    done = [r for r in results if r is not None]  # every position was filled above
+    if heartbeat:  # a live submission, not an import
+        _count_outcomes(game, done)
+    return done
+
+
+def _count_outcomes(game: GameConfig, results: Sequence[Submitted | ServiceError]) -> None:
+    labels = metrics.game_labels(game.slug)
+    for result in results:
+        if isinstance(result, ServiceError):
+            metrics.SUBMISSIONS.labels(outcome="refused", code=result.code, **labels).inc()
+            if result.code == "player_rate_limited":
+                metrics.RATE_LIMITED.labels(limit="player").inc()
+        else:
+            metrics.SUBMISSIONS.labels(outcome="accepted", code="replayed" if result.replayed else "ok", **labels).inc()
 
 
 def not_replicated() -> ServiceError:
@@ -436,16 +452,20 @@ async def _apply_to_boards(
 async def _run_board_calls(calls: Sequence[tuple[list[str], list[str | int]]]) -> list[tuple[list, bool]]:
     """submit_score.lua per call, pipelined; with SCORE_ACK=replica each reply counts as held
     only once a replica has the call's writes (core/redis.py: scripts_replicated)."""
+    started = time.perf_counter()
     if settings.SCORE_ACK == "replica":
-        return await scripts_replicated(
+        held = await scripts_replicated(
             scripts.SUBMIT_SCORE, calls, replicas=1, timeout_ms=settings.SCORE_ACK_TIMEOUT_MS
         )
-    client = get_redis()
-    await ensure_loaded(client, scripts.SUBMIT_SCORE, keys=[call_keys[0] for call_keys, _ in calls])
-    pipe = client.pipeline(transaction=False)
-    for call in calls:
-        scripts.SUBMIT_SCORE.queue(pipe, *call)
-    return [(replies, True) for replies in await pipe.execute()]
+    else:
+        client = get_redis()
+        await ensure_loaded(client, scripts.SUBMIT_SCORE, keys=[call_keys[0] for call_keys, _ in calls])
+        pipe = client.pipeline(transaction=False)
+        for call in calls:
+            scripts.SUBMIT_SCORE.queue(pipe, *call)
+        held = [(replies, True) for replies in await pipe.execute()]
+    metrics.SUBMIT_SCRIPT_SECONDS.observe(time.perf_counter() - started)
+    return held
 
 
 async def _apply_to_game(

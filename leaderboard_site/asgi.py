@@ -6,8 +6,9 @@
 - The JSON API goes through a lean handler: under ASGI every sync middleware
   hook runs on a thread (two hand-offs per middleware per request), which cost
   the API more than all of its own work. The API needs no sessions, CSRF, auth
-  or messages, so ``/api/v1/`` requests go to a handler whose only middleware is
-  async-native (see middleware.py).
+  or messages, so ``/api/v1/`` requests go to a handler whose only middlewares are
+  async-native (see middleware.py): the request context (request id, access line,
+  metrics), CORS for public reads, and the API's own.
 """
 
 from __future__ import annotations
@@ -29,7 +30,12 @@ from django.urls import path, re_path  # noqa: E402
 
 from live.sockets import GameSocket, HomeSocket, OutageGuard, RefuseSocket  # noqa: E402
 
-from .middleware import API_PREFIX, api_middleware  # noqa: E402
+from .middleware import (  # noqa: E402
+    API_PREFIX,
+    ReadOnlyCorsMiddleware,
+    api_middleware,
+    request_context_middleware,
+)
 
 
 class ApiASGIHandler(ASGIHandler):
@@ -45,7 +51,9 @@ class ApiASGIHandler(ASGIHandler):
         self._exception_middleware: list[Any] = []
         # Django's own last resort stays outermost; api_middleware answers every error first.
         inner = self._get_response_async  # type: ignore[attr-defined]  # BaseHandler's, as ASGIHandler uses it
-        self._middleware_chain = convert_exception_to_response(api_middleware(inner))
+        self._middleware_chain = convert_exception_to_response(
+            request_context_middleware(ReadOnlyCorsMiddleware(api_middleware(inner)))
+        )
 
 
 api_application = ApiASGIHandler()

@@ -1,5 +1,8 @@
 """The Celery app. Its beat schedule lives in schedule.py, the one place that holds it.
 
+Log lines of a task carry its task id and name, and the request id of the request that
+queued it, if one did (the id travels in the message's headers).
+
 The worker and beat leave heartbeats for their containers' health checks
 (core/heartbeat.py): the worker from a timer in its main loop, beat each time it
 sends a task (the ledger drain goes every few seconds).
@@ -11,7 +14,7 @@ import os
 from typing import Any
 
 from celery import Celery, bootsteps
-from celery.signals import after_task_publish, beat_init
+from celery.signals import after_task_publish, beat_init, before_task_publish, task_postrun, task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard_site.settings")
 
@@ -68,3 +71,30 @@ def _beat_sent(**kwargs: object) -> None:
         from core.heartbeat import heartbeat
 
         heartbeat("beat")
+
+
+@before_task_publish.connect
+def _carry_request_id(headers: dict[str, Any] | None = None, **kwargs: object) -> None:
+    from core import logs
+
+    request_id = logs.bound("request_id")
+    if request_id and headers is not None:
+        headers["request_id"] = request_id
+
+
+@task_prerun.connect
+def _bind_task(task_id: str = "", task: Any = None, **kwargs: object) -> None:
+    from core import logs
+
+    context = {"task_id": task_id, "task": getattr(task, "name", "")}
+    request_id = getattr(getattr(task, "request", None), "request_id", None)
+    if request_id:
+        context["request_id"] = request_id
+    logs.bind(**context)
+
+
+@task_postrun.connect
+def _unbind_task(**kwargs: object) -> None:
+    from core import logs
+
+    logs.clear()

@@ -16,6 +16,7 @@ crash leaves no orphan.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -117,6 +118,16 @@ def _children(env: dict[str, str], port: str) -> list[Child]:
     return children
 
 
+def _fresh_metrics_dir() -> Path:
+    """Where every child writes its metrics (prometheus-client's multiprocess mode), so that
+    /metrics adds up the web and websocket workers, Celery and the broadcaster. Emptied at
+    start: counters begin at zero with the processes that count them."""
+    directory = VAR_DIR / "metrics"
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    return directory
+
+
 def _supervise(children: list[Child], redis: Child | None) -> None:
     """Keep every child running until a signal arrives (KeyboardInterrupt)."""
     while True:
@@ -154,6 +165,7 @@ def run() -> int:
             print(f"Embedded Redis on 127.0.0.1:{redis_port} (data in {data_dir})", flush=True)
         _manage(env, "migrate", "--noinput", "-v", "0")
         _manage(env, "seed_demo")
+        env.setdefault("PROMETHEUS_MULTIPROC_DIR", str(_fresh_metrics_dir()))
         children = _children(env, port)
         for child in children:
             child.start()

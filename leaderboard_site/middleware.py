@@ -11,23 +11,30 @@ no body.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from corsheaders.middleware import CorsMiddleware
 from django.core.exceptions import DisallowedHost, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, JsonResponse
 from django.http.response import HttpResponseBase
 from django.middleware.security import SecurityMiddleware
 from django.utils.decorators import sync_and_async_middleware
 
-from core import pages
-from core.errors import UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECS, is_unavailable
+from core import logs, metrics, pages
+from core.errors import UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECS, is_unavailable, report_unavailable
 
 API_PREFIX = "/api/v1/"
 _MESSAGES = {404: ("not_found", "No such API endpoint."), 405: ("method_not_allowed", "Method not allowed here.")}
 
 logger = logging.getLogger("leaderboard_site.api")
+access_log = logs.get_logger("leaderboard_site.access")
+
+# Probes poll these every few seconds: their lines are debug, not info.
+_QUIET_PATHS = ("/healthz", "/metrics")
+_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 Handler = Callable[[HttpRequest], Any]
 
@@ -53,7 +60,7 @@ def exception_json(request: HttpRequest, error: Exception) -> JsonResponse:
     if isinstance(error, Http404):
         return error_json(404, *_MESSAGES[404])
     if is_unavailable(error):
-        logger.warning("%s %s: unavailable (%s: %s)", request.method, request.path, type(error).__name__, error)
+        report_unavailable(error, during=f"{request.method} {request.path}")
         return unavailable_json()
     logger.error("%s %s: internal error", request.method, request.path, exc_info=error)
     return error_json(500, "internal_error", "Something went wrong on our side; it has been logged.")
@@ -106,7 +113,7 @@ class UnavailableMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponseBase | None:
         if not is_unavailable(exception):
             return None
-        logger.warning("%s %s: unavailable (%s: %s)", request.method, request.path, type(exception).__name__, exception)
+        report_unavailable(exception, during=f"{request.method} {request.path}")
         return unavailable_json() if request.path.startswith(API_PREFIX) else pages.unavailable(request)
 
 
@@ -162,3 +169,64 @@ def api_middleware(get_response: Callable[[HttpRequest], Awaitable[HttpResponseB
         return _as_head(response) if head else response
 
     return respond
+
+
+def _begin(request: HttpRequest) -> tuple[str, float]:
+    request_id = logs.request_id_from(request.headers.get(logs.REQUEST_ID_HEADER))
+    return request_id, time.perf_counter()
+
+
+def _finish(request: HttpRequest, response: HttpResponseBase, request_id: str, started: float) -> None:
+    """The response's request id header, the request's one access line, its HTTP metrics."""
+    seconds = time.perf_counter() - started
+    response[logs.REQUEST_ID_HEADER] = request_id
+    # Said here, once: Django's own "Not Found"/"Service Unavailable" line would repeat it
+    # (an exception's traceback is logged where it was caught, before this).
+    response._has_been_logged = True  # type: ignore[attr-defined]  # read by django.utils.log.log_response
+    match = getattr(request, "resolver_match", None)
+    route = str(match.route) if match is not None and match.route else "unmatched"
+    status = response.status_code
+    metrics.HTTP_REQUESTS.labels(method=request.method, route=route, status=str(status)).inc()
+    metrics.HTTP_SECONDS.labels(method=request.method, route=route).observe(seconds)
+    quiet = request.path in _QUIET_PATHS and status < 400
+    level = "warning" if status >= 500 else "debug" if quiet else "info"
+    getattr(access_log, level)(
+        "request", method=request.method, path=request.path, status=status, duration_ms=round(seconds * 1000, 2)
+    )
+
+
+@sync_and_async_middleware
+def request_context_middleware(get_response: Handler) -> Handler:
+    """Outermost, in both handlers: every request gets a request id (the client's
+    X-Request-ID if sane, else a new one) bound to every log line it causes and echoed in
+    the response, one access line, and the HTTP metrics."""
+    if iscoroutinefunction(get_response):
+
+        async def respond_async(request: HttpRequest) -> HttpResponseBase:
+            request_id, started = _begin(request)
+            with logs.context(request_id=request_id):
+                response = await get_response(request)
+                _finish(request, response, request_id, started)
+            return response
+
+        return respond_async
+
+    def respond(request: HttpRequest) -> HttpResponseBase:
+        request_id, started = _begin(request)
+        with logs.context(request_id=request_id):
+            response = get_response(request)
+            _finish(request, response, request_id, started)
+        return response
+
+    return respond
+
+
+class ReadOnlyCorsMiddleware(CorsMiddleware):
+    """django-cors-headers for the public reads only: a write (POST, PUT, PATCH, DELETE)
+    never gets CORS headers, so a browser on another origin cannot read its answer, and a
+    preflight for one is told only GET and HEAD are allowed (CORS_ALLOW_METHODS)."""
+
+    def add_response_headers(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+        if request.method not in _READ_METHODS:
+            return response
+        return super().add_response_headers(request, response)

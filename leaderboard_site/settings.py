@@ -13,6 +13,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from core import logs
+
 from .env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -32,6 +34,29 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
+# Browsers on these origins may read the public API (GET/HEAD, and their preflights):
+# a WebGL build or a studio's site showing a board. Nothing by default; "*" for any
+# origin. Writes never answer cross-origin (leaderboard_site/middleware.py), and no
+# origin gets credentials: reads need none, writes take an API key, never a cookie.
+_CORS_ORIGINS = env_list("CORS_ALLOWED_ORIGINS", [])
+CORS_ALLOW_ALL_ORIGINS = "*" in _CORS_ORIGINS
+CORS_ALLOWED_ORIGINS = [] if CORS_ALLOW_ALL_ORIGINS else _CORS_ORIGINS
+CORS_URLS_REGEX = r"^/api/v1/"
+CORS_ALLOW_METHODS = ("GET", "HEAD", "OPTIONS")
+CORS_ALLOW_HEADERS = ("accept", "accept-language", "content-type", "x-request-id")
+CORS_EXPOSE_HEADERS = ("X-Request-ID", "Retry-After")
+CORS_ALLOW_CREDENTIALS = False
+# A browser asks again after this long (its own cap is 2 h in Chromium).
+CORS_PREFLIGHT_MAX_AGE = 3600
+
+# /metrics (Prometheus): a scraper sends "Authorization: Bearer <METRICS_TOKEN>", or comes
+# from an address in METRICS_ALLOWED_IPS (addresses or CIDR networks; loopback by default,
+# so that `make run` can be scraped as it is). Anyone else gets 404.
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+METRICS_ALLOWED_IPS = env_list("METRICS_ALLOWED_IPS", ["127.0.0.1/32", "::1/128"])
+# A "game" label on per-game metrics: one series per game and code, so off by default.
+METRICS_GAME_LABELS = env_bool("METRICS_GAME_LABELS", False)
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -41,6 +66,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "ninja",
+    "corsheaders",
     # The house in layers (docs/architecture.md): each app imports only those above it here.
     "core",
     "presence",
@@ -52,7 +78,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Request id, the access line and HTTP metrics: outermost, so that they see every answer.
+    "leaderboard_site.middleware.request_context_middleware",
     "django.middleware.security.SecurityMiddleware",
+    # Before anything that answers: the preflight and the CORS headers of public reads.
+    "leaderboard_site.middleware.ReadOnlyCorsMiddleware",
     # Redis or the database unreachable in a view: 503 + Retry-After (a page, or JSON on /api/).
     "leaderboard_site.middleware.UnavailableMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -264,12 +294,6 @@ if not DEBUG:
     # /healthz must answer plain HTTP probes from the container runtime.
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    # Django gives its own logger a console handler while DEBUG is on; with the root's,
-    # every "Not Found" line came out twice. One handler, the root's.
-    "loggers": {"django": {"handlers": [], "level": "INFO", "propagate": True}},
-}
+# JSON lines for log pipelines (the Docker image sets it), readable lines for a terminal.
+LOG_FORMAT = env_choice("LOG_FORMAT", "console", logs.LOG_FORMATS)
+LOGGING = logs.logging_config(log_format=LOG_FORMAT, level=env_str("LOG_LEVEL", "INFO").upper())

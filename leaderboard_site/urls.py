@@ -5,6 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
 
 from .api import api
+from .metrics import metrics_view
 from .views import favicon, healthz
 
 
@@ -18,6 +19,7 @@ handler500 = "leaderboard_site.views.server_error"
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics_view, name="metrics"),
     path("favicon.ico", favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),

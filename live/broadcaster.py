@@ -26,8 +26,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import cast
 
-from core import clock, config, keys
-from core.errors import UNAVAILABLE_ERRORS
+from core import clock, config, keys, metrics
+from core.errors import UNAVAILABLE_ERRORS, report_unavailable
 from core.heartbeat import heartbeat
 from core.redis import get_redis
 from games import periods
@@ -297,10 +297,12 @@ async def run(*, tick_ms: int, stop: asyncio.Event) -> None:
         delay = tick_ms / 1000
         heartbeat("broadcast")  # the loop turns (the container's health check reads it)
         try:
-            await tick(state=state)
+            report = await tick(state=state)
+            metrics.BROADCAST_TICK_SECONDS.observe(loop.time() - started)
+            metrics.BROADCAST_BOARDS.observe(report.boards)
         except UNAVAILABLE_ERRORS as error:
             # Redis or the database (the game list) is briefly unreachable: a tick is lost, not the process.
-            logger.warning("broadcaster: %s: %s; retrying in %g s", type(error).__name__, error, ERROR_BACKOFF_SECS)
+            report_unavailable(error, during=f"a broadcaster tick (retrying in {ERROR_BACKOFF_SECS:g} s)")
             delay = ERROR_BACKOFF_SECS
         remaining = delay - (loop.time() - started)
         if remaining > 0:

@@ -87,3 +87,25 @@ async def online_among(*, game: GameConfig, player_ids: Sequence[str]) -> set[st
     scores = await get_redis().zmscore(keys.presence_online(game.slug), list(player_ids))
     cutoff = _cutoff_ms(game)
     return {p for p, s in zip(player_ids, scores, strict=True) if s is not None and s >= cutoff}
+
+
+@dataclass(frozen=True)
+class PresenceCount:
+    slug: str
+    online: int
+    watching: int
+
+
+async def presence_counts(*, games: Sequence[GameConfig]) -> list[PresenceCount]:
+    """Each game's online players and watchers now (the /metrics gauges): two ZCOUNTs a
+    game, pipelined."""
+    if not games:
+        return []
+    now_ms = clock.now_ms()
+    pipe = get_redis().pipeline(transaction=False)
+    for game in games:
+        cutoff = now_ms - game.presence_timeout_secs * 1000
+        pipe.zcount(keys.presence_online(game.slug), cutoff, "+inf")
+        pipe.zcount(keys.presence_watching(game.slug), cutoff, "+inf")
+    counts = await pipe.execute()
+    return [PresenceCount(game.slug, int(counts[2 * i]), int(counts[2 * i + 1])) for i, game in enumerate(games)]

@@ -16,7 +16,7 @@ from typing import Any
 
 from redis.exceptions import ResponseError
 
-from core import clock, keys
+from core import clock, keys, metrics
 from core.deadletters import set_aside, store_or_set_aside
 from core.models import DeadLetter, Game, Leaderboard
 from core.redis import get_redis, run_soon, run_sync
@@ -191,6 +191,7 @@ def _drain_board(board: Leaderboard, *, batch_size: int, consumer: str, claim_mi
     run_sync(_prune_consumers, ref, consumer)
     # What the table holds leaves the stream, so its length is the backlog the submit script caps.
     run_sync(lambda: scripts.LEDGER_TRIM(get_redis(), [keys.ledger(ref)], [LEDGER_GROUP]))
+    metrics.LEDGER_DRAINED.inc(stored)
     return stored
 
 

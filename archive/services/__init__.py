@@ -7,9 +7,11 @@ from __future__ import annotations
 from .board_close import leaderboard_deactivate
 from .close_jobs import (
     CLOSE_JOB_MAX_ATTEMPTS,
+    BoardBacklog,
     ClaimedJob,
     CloseQueue,
     DeadJob,
+    board_backlogs,
     close_job_name,
     close_job_retry,
     close_jobs_catch_up,
@@ -27,9 +29,11 @@ __all__ = [
     "ARCHIVE_CHUNK_SIZE",
     "CLOSE_JOB_MAX_ATTEMPTS",
     "CLOSE_JOB_VISIBILITY_SECS",
+    "BoardBacklog",
     "ClaimedJob",
     "CloseQueue",
     "DeadJob",
+    "board_backlogs",
     "close_job_name",
     "close_job_retry",
     "close_jobs_catch_up",

@@ -14,13 +14,14 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
 from django.conf import settings
 
-from core import clock, keys
-from core.config import BoardConfig
+from core import clock, keys, metrics
+from core.config import BoardConfig, GameConfig
 from core.errors import ServiceError
 from core.models import Leaderboard
 from core.redis import get_redis, run_sync
@@ -158,11 +159,13 @@ def _run_job(board: Leaderboard, claimed: ClaimedJob) -> bool:
         logger.exception("close job %s of %s failed (attempt %d)", claimed.job, ref, claimed.attempts + 1)
         message = error.message if isinstance(error, ServiceError) else f"{type(error).__name__}: {error}"
         outcome, attempts, _ = run_sync(_fail, ref, claimed.job, token, clock.now_ms(), message)
+        metrics.CLOSE_JOBS_CLAIMED.labels(result="failed").inc()
         if outcome == "dead":
             logger.error("close job %s of %s is dead after %d attempts", claimed.job, ref, attempts)
         return False
     if not run_sync(_ack, ref, claimed.job, token):
         logger.warning("close job %s of %s: archived, but its claim had been handed back", claimed.job, ref)
+    metrics.CLOSE_JOBS_CLAIMED.labels(result="archived").inc()
     return True
 
 
@@ -177,6 +180,7 @@ def close_jobs_run(*, worker: str | None = None) -> int:
         ref = keys.board_ref(board.game.slug, board.slug)
         for job, outcome in run_sync(lambda ref=ref: close_jobs_reap(ref=ref)):
             logger.warning("close job %s of %s: claim expired; now %s", job, ref, outcome)
+            metrics.CLOSE_JOBS_CLAIMED.labels(result="lost").inc()
         for _ in range(CLOSE_JOBS_PER_BOARD_PER_RUN):
             claimed = run_sync(lambda ref=ref: close_jobs_claim(ref=ref))
             if not claimed:
@@ -341,3 +345,30 @@ def close_jobs_due_now(*, board: Leaderboard) -> int:
         if period.ends_at is not None:
             jobs.append((close_job_name(period=period.kind, period_id=period.id), now_ms))
     return int(run_sync(lambda: _schedule(ref, jobs, sooner=True)))
+
+
+@dataclass(frozen=True)
+class BoardBacklog:
+    """What waits on one board: unstored ledger entries, due close jobs, dead ones."""
+
+    ref: str
+    ledger: int
+    due: int
+    dead: int
+
+
+async def board_backlogs(*, games: Sequence[GameConfig]) -> list[BoardBacklog]:
+    """Every board's backlog now (the /metrics gauges): three reads a board, pipelined."""
+    refs = [keys.board_ref(game.slug, board.slug) for game in games for board in game.boards]
+    if not refs:
+        return []
+    now_ms = clock.now_ms()
+    pipe = get_redis().pipeline(transaction=False)
+    for ref in refs:
+        pipe.xlen(keys.ledger(ref))
+        pipe.zcount(keys.close_jobs(ref), "-inf", now_ms)
+        pipe.zcard(keys.close_dead(ref))
+    found = await pipe.execute()
+    return [
+        BoardBacklog(ref, int(found[3 * i]), int(found[3 * i + 1]), int(found[3 * i + 2])) for i, ref in enumerate(refs)
+    ]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import transaction
 
-from core import clock, keys
+from core import clock, keys, metrics
 from core.config import BoardConfig
 from core.errors import REDIS_FAILURES, ServiceError
 from core.models import Leaderboard
@@ -291,6 +291,7 @@ def _store_chunk(run: _Run, archived: ArchivedPeriod, entries: list[board_reads.
             update=_STANDING_UPDATED,
             fresh=fresh,
         )
+    metrics.ARCHIVE_ROWS.inc(len(rows))
 
 
 def _complete(run: _Run, archived: ArchivedPeriod) -> ArchivedPeriod:

@@ -30,14 +30,16 @@ from typing import Any, ClassVar
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from core import clock, keys
+from core import clock, keys, logs, metrics
 from core.addresses import client_address
-from core.errors import UNAVAILABLE_ERRORS
+from core.errors import UNAVAILABLE_ERRORS, report_unavailable
 from core.redis import get_redis
 
 from .. import events, fanout, scripts
 
 logger = logging.getLogger("live.sockets")
+access_log = logs.get_logger("live.sockets.access")
+_FRAMES_SENT = metrics.SOCKET_MESSAGES
 
 # A client frame larger than this closes the socket with 1009 (message too big).
 MAX_FRAME_BYTES = 4096
@@ -117,6 +119,7 @@ class LiveSocket(AsyncWebsocketConsumer):
         # messages wait here and are taken after it, in the order they came.
         self.busy = False
         self.held: list[fanout.Delivery] = []
+        self.opened_at: float | None = None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         # Frames go straight to the server's send: the middleware wrappers around ``send``
@@ -137,10 +140,13 @@ class LiveSocket(AsyncWebsocketConsumer):
                 return
             self.started = True
         except UNAVAILABLE_ERRORS as error:
-            logger.warning("live socket: %s at connect (%s); closing with 1013", type(error).__name__, error)
+            report_unavailable(error, during="a socket's connect (closing it with 1013)")
             await self.close(code=CLOSE_TRY_AGAIN)
             return
         self.repeat(self.keepalive_secs(), self._keepalive)
+        self.opened_at = clock.monotonic()
+        metrics.SOCKETS_OPEN.inc()
+        access_log.info("socket open", path=self.scope.get("path", ""), socket_id=self.socket_id)
 
     async def start(self) -> bool:
         """Set the socket up after admission; False if it closed itself."""
@@ -167,8 +173,8 @@ class LiveSocket(AsyncWebsocketConsumer):
                 await asyncio.sleep(every_secs)
                 try:
                     await work()
-                except UNAVAILABLE_ERRORS:
-                    logger.warning("live socket: Redis unavailable for %s; retrying next time", work.__name__)
+                except UNAVAILABLE_ERRORS as error:
+                    report_unavailable(error, during=f"a socket's {work.__name__.lstrip('_')} (retried next round)")
 
         self.tasks.append(asyncio.create_task(loop()))
 
@@ -187,6 +193,11 @@ class LiveSocket(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         self.closing = True
+        if self.opened_at is not None:
+            metrics.SOCKETS_OPEN.dec()
+            seconds = clock.monotonic() - self.opened_at
+            access_log.info("socket closed", path=self.scope.get("path", ""), code=code, open_secs=round(seconds, 1))
+            self.opened_at = None
         self.outbox.clear()
         for task in [*self.tasks, *([self.writer] if self.writer else [])]:
             task.cancel()
@@ -217,6 +228,7 @@ class LiveSocket(AsyncWebsocketConsumer):
         completes without waiting), otherwise queued for the socket's writer task."""
         if self.closing:
             return
+        _FRAMES_SENT.inc()
         if self.writer is None:
             self._send_now(frame)
         elif len(self.outbox) < OUTBOX_MAX_FRAMES:
@@ -330,7 +342,7 @@ class LiveSocket(AsyncWebsocketConsumer):
         try:
             await self._handling(handler(message))
         except UNAVAILABLE_ERRORS as error:
-            logger.warning("live socket: %s in %s (%s)", type(error).__name__, name, error)
+            report_unavailable(error, during=f"a socket's {name}")
             await self.error("unavailable", "The live service is briefly unavailable; try again.")
 
     async def _parse(self, text_data: str | None) -> dict[str, Any] | None:
@@ -385,6 +397,12 @@ class OutageGuard:
         self.application = application
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        # The socket's own request id, in every line logged while it is open.
+        header = dict(scope.get("headers") or ()).get(logs.REQUEST_ID_HEADER.lower().encode(), b"")
+        with logs.context(request_id=logs.request_id_from(header.decode("latin-1"))):
+            await self._guarded(scope, receive, send)
+
+    async def _guarded(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         state = {"connect_taken": False, "accepted": False, "closed": False}
 
         async def taking_receive() -> dict[str, Any]:
@@ -403,9 +421,7 @@ class OutageGuard:
         except UNAVAILABLE_ERRORS as error:
             if scope["type"] != "websocket" or state["closed"]:
                 raise
-            logger.warning(
-                "live socket: %s before its consumer ran (%s); closing with 1013", type(error).__name__, error
-            )
+            report_unavailable(error, during="a socket's handshake (closing it with 1013)")
             if not state["connect_taken"]:
                 await receive()
             if not state["accepted"]:

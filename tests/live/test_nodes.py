@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -21,15 +19,12 @@ from typing import Any
 
 import httpx
 import pytest
-from django.conf import settings
 from websockets.asyncio.client import ClientConnection, connect
 
 from presence.services import ANNOUNCER_LEASE_MS
-from tests.conftest import free_port
+from tests.real_server import REPO_DIR, node_env, setup_node, start_web, stop_all
 
-REPO_DIR = Path(__file__).resolve().parents[2]
 GAME = "nodes"
-START_TIMEOUT_SECS = 30.0
 TICK_MS = 200
 # A submission through one node reaches a socket on the other by the next tick; the rest of
 # this bound is slack for a loaded test machine (the fan-out benchmark measures the latency).
@@ -44,76 +39,21 @@ class Nodes:
     raw_key: str
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    # The nodes' own database: a file both processes open (the suite's is in memory).
-    env.pop("DATABASE_URL", None)
-    env.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "leaderboard_site.settings",
-            "DEBUG": "1",
-            "VAR_DIR": str(tmp_path),
-            "REDIS_URL": settings.REDIS_URL,
-            "BROADCAST_TICK_MS": str(TICK_MS),
-            "PYTHONPATH": str(REPO_DIR),
-        }
-    )
-    return env
-
-
-def _manage(env: dict[str, str], *args: str) -> str:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args], env=env, cwd=REPO_DIR, check=True, capture_output=True, text=True
-    ).stdout
-
-
-def _wait_listening(url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_SECS
-    while True:
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            pytest.fail(f"the node at {url} did not start")
-        time.sleep(0.1)
-
-
 @pytest.fixture
 def nodes(tmp_path: Path) -> Iterator[Nodes]:
-    env = _env(tmp_path)
-    _manage(env, "migrate", "--noinput", "-v", "0")
-    _manage(env, "creategame", GAME, "--name", "Nodes", "--max-per-minute", "0")
-    _manage(env, "createleaderboard", GAME, "main", "--mode", "best")
-    raw_key = _manage(env, "createapikey", GAME, "--name", "nodes").strip()
-    processes: list[subprocess.Popen[bytes]] = []
-    urls = []
+    node = setup_node(node_env(tmp_path, BROADCAST_TICK_MS=str(TICK_MS)), GAME)
     try:
-        for _ in range(2):
-            port = free_port()
-            web = [sys.executable, "-m", "uvicorn", "leaderboard_site.asgi:application", "--port", str(port)]
-            processes.append(subprocess.Popen([*web, "--log-level", "warning"], env=env, cwd=REPO_DIR))
-            urls.append(f"http://127.0.0.1:{port}")
-        for url, process in zip(urls, processes, strict=True):
-            _wait_listening(url, process)
+        urls = [start_web(node) for _ in range(2)]
         broadcasters = [
             subprocess.Popen(
-                [sys.executable, "manage.py", "broadcast"], env=env, cwd=REPO_DIR, stderr=subprocess.DEVNULL
+                [sys.executable, "manage.py", "broadcast"], env=node.env, cwd=REPO_DIR, stderr=subprocess.DEVNULL
             )
             for _ in range(2)
         ]
-        processes += broadcasters
-        yield Nodes(urls, broadcasters, raw_key)
+        node.processes += broadcasters
+        yield Nodes(urls, broadcasters, node.raw_key)
     finally:
-        for process in processes:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_all(node)
 
 
 async def _socket(url: str) -> ClientConnection:
