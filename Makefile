@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-cluster install lint bench bench-fanout bench-presence bench-archive bench-broadcaster bench-cluster clean
+.PHONY: run test test-cluster test-api install lint bench bench-fanout bench-presence bench-archive bench-broadcaster bench-cluster clean
 
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ test: $(STAMP)
 # The whole suite on a Redis Cluster (3 masters, 3 replicas) started on loopback.
 test-cluster: $(STAMP)
 	$(PY) -m leaderboard_site.devenv test-cluster $(ARGS)
+
+# The API against its OpenAPI schema: schemathesis drives a real server (tests/contract/).
+test-api: $(STAMP)
+	$(PY) -m leaderboard_site.devenv test -m contract tests/contract $(ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -9,7 +9,8 @@ from django.urls import reverse
 from ninja import Router, Schema
 from pydantic import Field
 
-from core.api import ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id
+from core.api import Authorized, BearerKey, Ok, authorized, checked_player_id, errors
+from core.schemas import with_example
 
 from . import services
 
@@ -17,6 +18,14 @@ router = Router(tags=["accounts"])
 
 
 class LinkCodeOut(Schema):
+    model_config = with_example(
+        {
+            "code": "JUWET4W5",
+            "expires_at": "2026-11-24T14:15:23.455Z",
+            "link_url": "https://lb.example.com/games/tetris/link/",
+        }
+    )
+
     code: str = Field(description=f"{services.LINK_CODE_LENGTH} characters of {services.LINK_CODE_ALPHABET}.")
     expires_at: dt.datetime = Field(description="The code works until then, once.")
     link_url: str = Field(description="The page where a signed-in user enters the code.")
@@ -24,7 +33,7 @@ class LinkCodeOut(Schema):
 
 @router.post(
     "/games/{game}/players/{player_id}/link-code",
-    response={200: LinkCodeOut, **ERRORS},
+    response={200: LinkCodeOut, **errors(401, 403, 404, 422, 429, 503)},
     auth=BearerKey(),
     summary="Issue a code that links a site account to a player",
 )

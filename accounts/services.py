@@ -125,7 +125,9 @@ async def link_code_issue(*, game: GameConfig, player_id: str) -> IssuedCode:
                 headers={"Retry-After": retry},
             )
         # 'collision': the code is live for someone else; draw another.
-    raise ServiceError(503, "link_code_unavailable", "Could not draw a free link code; try again.")
+    raise ServiceError(
+        503, "link_code_unavailable", "Could not draw a free link code; try again.", headers={"Retry-After": "1"}
+    )
 
 
 # --------------------------------------------------------------------------- redeeming codes

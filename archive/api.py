@@ -15,9 +15,10 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from pydantic import Field
 
-from core.api import ERRORS, READ_ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id, game_or_404
+from core.api import ACTION_ERRORS, READ_ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id, game_or_404
 from core.audit import Actor
 from core.models import Leaderboard
+from core.schemas import with_example
 from games.api import (
     Ids,
     Limit,
@@ -41,7 +42,21 @@ listing = Router(tags=["history"])
 router = Router(tags=["history"])
 
 
+# What the OpenAPI schema shows (a real archive of a day).
+_ARCHIVED = {
+    "leaderboard": "main",
+    "period": "daily",
+    "period_id": "2026-11-23",
+    "starts_at": "2026-11-23T00:00:00.000Z",
+    "ends_at": "2026-11-24T00:00:00.000Z",
+    "total": 36,
+    "archived_at": "2026-11-24T00:02:40.681Z",
+}
+
+
 class ArchivedPeriodOut(Schema):
+    model_config = with_example(_ARCHIVED)
+
     leaderboard: str
     period: str
     period_id: str
@@ -52,6 +67,8 @@ class ArchivedPeriodOut(Schema):
 
 
 class ArchivedPeriodsOut(Schema):
+    model_config = with_example({"total": 40, "periods": [_ARCHIVED]})
+
     total: int = Field(description="Archived periods matching the filter, on all pages.")
     periods: list[ArchivedPeriodOut]
 
@@ -225,7 +242,7 @@ async def leaderboard_named(
 # board out of play archives its windows, which is this app's work.
 @boards.delete(
     "/games/{game}/leaderboards/{board}",
-    response={200: LeaderboardOut, **ERRORS},
+    response={200: LeaderboardOut, **ACTION_ERRORS},
     auth=BearerKey(),
     summary="Take a leaderboard out of play (manage key)",
 )

@@ -24,7 +24,7 @@ from ninja.responses import NinjaJSONEncoder
 from ninja.security import HttpBearer
 from ninja.signature.utils import get_typed_signature
 
-from . import clock, config
+from . import clock, config, openapi
 from .apikeys import Authorized, request_authorize
 from .errors import UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECS, ServiceError, is_unavailable, report_unavailable
 from .models import PLAYER_ID_MESSAGE, ApiKey, is_player_id
@@ -44,7 +44,15 @@ class _Renderer(JSONRenderer):
     encoder_class = _Encoder
 
 
-api = NinjaAPI(
+class _API(NinjaAPI):
+    def get_openapi_schema(self, *, path_prefix: str | None = None, path_params: dict[str, Any] | None = None) -> Any:
+        # What ninja derives from the views, plus the headers and vocabularies every
+        # operation shares (core/openapi.py).
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        return openapi.complete(schema)
+
+
+api = _API(
     renderer=_Renderer(),
     title="Leaderboard API",
     version="1",
@@ -53,18 +61,19 @@ api = NinjaAPI(
     docs_url=None,
 )
 
-ERRORS: dict[int, type] = {
-    400: ErrorOut,
-    401: ErrorOut,
-    403: ErrorOut,
-    404: ErrorOut,
-    409: ErrorOut,
-    413: ErrorOut,
-    422: ErrorOut,
-    429: ErrorOut,
-    503: ErrorOut,
-}
-READ_ERRORS: dict[int, type] = {404: ErrorOut, 422: ErrorOut}
+
+def errors(*statuses: int) -> dict[int, type]:
+    """The error answers an endpoint declares: each in the envelope."""
+    return dict.fromkeys(statuses, ErrorOut)
+
+
+# A write with a JSON body: every refusal a client can meet (409: a closed board, a
+# reused Idempotency-Key, a concurrent change). 503: Redis or the database is down.
+ERRORS = errors(400, 401, 403, 404, 409, 413, 422, 429, 503)
+# A write without a body (DELETE, an action): no malformed JSON, no body too large.
+ACTION_ERRORS = errors(401, 403, 404, 409, 422, 429, 503)
+# A public read: no key and no limits.
+READ_ERRORS = errors(404, 422, 503)
 
 
 def error_response(
@@ -218,4 +227,15 @@ def checked_player_id(value: str) -> str:
     return value
 
 
-__all__ = ["ERRORS", "READ_ERRORS", "Authorized", "BearerKey", "Ok", "api", "authorized", "game_or_404"]
+__all__ = [
+    "ACTION_ERRORS",
+    "ERRORS",
+    "READ_ERRORS",
+    "Authorized",
+    "BearerKey",
+    "Ok",
+    "api",
+    "authorized",
+    "errors",
+    "game_or_404",
+]

@@ -77,8 +77,8 @@ def from_ms(ms: int | float | str) -> dt.datetime:
 
 def iso(instant: dt.datetime) -> str:
     """The one text form of an instant: ``2026-11-22T10:51:32.598Z`` (UTC, milliseconds)."""
-    utc = instant.astimezone(dt.UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    # isoformat, not strftime: %Y leaves years before 1000 unpadded ("145-04-05"), not RFC 3339.
+    return instant.astimezone(dt.UTC).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 @contextmanager

@@ -143,6 +143,9 @@ def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
             "uvicorn.error": {"handlers": [], "level": "INFO", "propagate": True},
             # uvicorn runs with --no-access-log: the product's access line has the request id.
             "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},
-            "celery": {"handlers": [], "level": "INFO", "propagate": True},
+            # Celery's own per-task chatter ("received", "succeeded", "sending due task" every
+            # few seconds for the drain) is not an event worth a line; its warnings and
+            # errors are. The tasks log what they did themselves.
+            "celery": {"handlers": [], "level": "DEBUG" if level == "DEBUG" else "WARNING", "propagate": True},
         },
     }

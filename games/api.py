@@ -15,10 +15,9 @@ from ninja import Query, Router
 from pydantic import ValidationError as PydanticValidationError
 
 from core import clock, config, text
-from core.api import ERRORS, READ_ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id, game_or_404
+from core.api import ERRORS, READ_ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id, errors, game_or_404
 from core.errors import ServiceError, not_found
 from core.models import SLUG_MESSAGE, SLUG_RE, Game, Leaderboard, is_player_id
-from core.schemas import ErrorOut
 
 from . import leaderboards, selectors, services
 from .schemas import (
@@ -254,18 +253,20 @@ def standings_out(board: config.BoardConfig, page: selectors.Board) -> dict[str,
     }
 
 
-@reads.get("/games", response=list[GameOut], summary="List games")
+@reads.get("/games", response={200: list[GameOut], **errors(503)}, summary="List games")
 async def list_games(request: HttpRequest) -> Any:
     """Active games with their leaderboards, each window's current period and when it resets next."""
     return [_game_out(g) for g in await config.list_games()]
 
 
-@reads.get("/games/{game}", response={200: GameOut, 404: ErrorOut}, summary="One game")
+@reads.get("/games/{game}", response={200: GameOut, **errors(404, 503)}, summary="One game")
 async def get_game(request: HttpRequest, game: str) -> Any:
     return _game_out(await game_or_404(game))
 
 
-@boards.get("/games/{game}/leaderboards", response={200: list[LeaderboardOut], 404: ErrorOut}, summary="Leaderboards")
+@boards.get(
+    "/games/{game}/leaderboards", response={200: list[LeaderboardOut], **errors(404, 503)}, summary="Leaderboards"
+)
 async def list_boards(request: HttpRequest, game: str) -> Any:
     return [board_out(b) for b in (await game_or_404(game)).boards]
 
@@ -310,7 +311,7 @@ def not_on_board(player_id: str) -> ServiceError:
     return not_found(f"Player {player_id!r} has no score on this board.")
 
 
-Ids = Query(..., description="Comma-separated player ids, at most 100.")
+Ids = Query(..., description=f"Comma-separated player ids, at most {MAX_FRIENDS}.")
 Offset = Query(0, ge=0, le=MAX_OFFSET)
 Limit = Query(50, ge=1, le=MAX_PAGE_LIMIT)
 Radius = Query(5, ge=0, le=MAX_AROUND_RADIUS)
@@ -347,6 +348,8 @@ async def player_profile(request: HttpRequest, game: str, player_id: str) -> Any
     }
 
 
-@boards.get("/games/{game}/leaderboards/{board}", response={200: LeaderboardOut, 404: ErrorOut}, summary="One board")
+@boards.get(
+    "/games/{game}/leaderboards/{board}", response={200: LeaderboardOut, **errors(404, 503)}, summary="One board"
+)
 async def get_board(request: HttpRequest, game: str, board: str) -> Any:
     return board_out(await board_of(game, board))

@@ -6,10 +6,11 @@ import datetime as dt
 from typing import Annotated, Any, Literal
 
 from ninja import Schema
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import BaseModel, Field, StrictInt
 
+from core import openapi
 from core.models import MAX_BATCH_ITEMS, MAX_SAFE_SCORE
-from core.schemas import ErrorOut, PlayerId, SingleLine
+from core.schemas import ErrorOut, PlayerId, SingleLine, with_example
 
 Score = Annotated[StrictInt, Field(ge=-MAX_SAFE_SCORE, le=MAX_SAFE_SCORE, examples=[120])]
 
@@ -28,8 +29,67 @@ Metadata = Annotated[
 ]
 
 
+# The vocabularies core/board_rules.py checks, for the schema (it answers 422 with its own words).
+_WINDOWS: dict[str, Any] = {"items": {"type": "string", "enum": list(openapi.PERIODS)}, "uniqueItems": True}
+_FORMAT: dict[str, Any] = {"pattern": "^(integer|time_ms|decimal:[1-6])$"}
+
+# The examples the OpenAPI schema shows: one board's day, from a real response.
+_PERIOD_SCORE = {"period_id": "2026-11-24", "score": 1200, "rank": 3}
+_SCORE = {
+    "player_id": "ada",
+    "display_name": "Ada",
+    "leaderboard": "main",
+    "periods": {"daily": _PERIOD_SCORE, "all-time": {"period_id": "all-time", "score": 1200, "rank": 7}},
+    "metadata": {"car": "mx-5"},
+}
+_REFUSED_ITEM = {
+    "error": {
+        "code": "board_not_found",
+        "message": "Tetris has no leaderboard 'nope'.",
+        "field": "scores[1].leaderboard",
+    }
+}
+_WINDOW = {
+    "period": "daily",
+    "period_id": "2026-11-24",
+    "starts_at": "2026-11-24T00:00:00.000Z",
+    "resets_at": "2026-11-25T00:00:00.000Z",
+}
+_BOARD = {
+    "slug": "main",
+    "name": "Points",
+    "description": "",
+    "mode": "best",
+    "order": "desc",
+    "windows": [_WINDOW],
+    "cron": "",
+    "timezone": "UTC",
+    "starts_at": None,
+    "ends_at": None,
+    "ties": "shared",
+    "format": "integer",
+    "min_score": None,
+    "max_score": None,
+    "active": True,
+    "open": True,
+}
+_ENTRY = {"rank": 3, "player_id": "ada", "display_name": "Ada", "score": 1200, "metadata": {"car": "mx-5"}}
+_BOARD_PAGE = {
+    "leaderboard": "main",
+    "period": "daily",
+    "period_id": "2026-11-24",
+    "resets_at": "2026-11-25T00:00:00.000Z",
+    "total": 302,
+    "entries": [_ENTRY],
+}
+_STANDING = {**_ENTRY, "total": 302, "percentile": 98.34}
+_WINDOW_STANDING = {"period_id": "2026-11-24", "standing": _STANDING}
+
+
 class ScoreIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = with_example(
+        {"player_id": "ada", "score": 1200, "display_name": "Ada", "metadata": {"car": "mx-5"}}, forbid_extra=True
+    )
 
     player_id: PlayerId
     score: Score = Field(description="An integer, |score| <= 2^53-1. On increment boards, the amount added.")
@@ -38,11 +98,21 @@ class ScoreIn(BaseModel):
 
 
 class BatchItemIn(ScoreIn):
+    model_config = with_example({"leaderboard": "main", "player_id": "ada", "score": 1200}, forbid_extra=True)
+
     leaderboard: str = Field(description="The slug of the game's leaderboard this score is for.", examples=["main"])
 
 
 class BatchIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = with_example(
+        {
+            "scores": [
+                {"leaderboard": "main", "player_id": "ada", "score": 1200, "display_name": "Ada"},
+                {"leaderboard": "speedrun", "player_id": "bob", "score": 93512},
+            ]
+        },
+        forbid_extra=True,
+    )
 
     # Items are validated one by one so that one bad item fails alone.
     scores: list[Any] = Field(
@@ -53,12 +123,16 @@ class BatchIn(BaseModel):
 
 
 class PeriodScoreOut(Schema):
+    model_config = with_example(_PERIOD_SCORE)
+
     period_id: str
     score: int
     rank: int
 
 
 class ScoreOut(Schema):
+    model_config = with_example(_SCORE)
+
     player_id: str
     display_name: str
     leaderboard: str
@@ -67,10 +141,14 @@ class ScoreOut(Schema):
 
 
 class BatchOut(Schema):
+    model_config = with_example({"results": [_SCORE, _REFUSED_ITEM]})
+
     results: list[ScoreOut | ErrorOut]
 
 
 class PeriodOut(Schema):
+    model_config = with_example(_WINDOW)
+
     period: str = Field(description="The window: daily, weekly, monthly, all-time or custom.")
     period_id: str
     starts_at: dt.datetime | None
@@ -78,6 +156,8 @@ class PeriodOut(Schema):
 
 
 class LeaderboardOut(Schema):
+    model_config = with_example(_BOARD)
+
     slug: str
     name: str
     description: str
@@ -99,13 +179,18 @@ class LeaderboardOut(Schema):
 class LeaderboardIn(BaseModel):
     """A board's settings (PUT: all of them, omitted ones take their defaults)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = with_example(
+        {"name": "Speedrun", "mode": "best", "order": "asc", "windows": ["weekly", "all-time"], "format": "time_ms"},
+        forbid_extra=True,
+    )
 
     name: Annotated[SingleLine, Field(max_length=100)] = ""
     description: Annotated[str, Field(max_length=500)] = ""
     mode: Literal["increment", "best", "latest"]
     order: Literal["desc", "asc"]
-    windows: list[str] = Field(default=["daily", "weekly", "monthly", "all-time"], examples=[["weekly", "custom"]])
+    windows: list[str] = Field(
+        default=["daily", "weekly", "monthly", "all-time"], examples=[["weekly", "custom"]], json_schema_extra=_WINDOWS
+    )
     cron: Annotated[SingleLine, Field(max_length=100, examples=["0 18 * * FRI"])] = ""
     timezone: Annotated[SingleLine, Field(max_length=64)] = Field(
         default="", description="An IANA zone; '' uses the game's."
@@ -113,7 +198,7 @@ class LeaderboardIn(BaseModel):
     starts_at: dt.datetime | None = None
     ends_at: dt.datetime | None = None
     ties: Literal["shared", "earliest"] = "shared"
-    format: Annotated[SingleLine, Field(max_length=20)] = "integer"
+    format: Annotated[SingleLine, Field(max_length=20, json_schema_extra=_FORMAT)] = "integer"
     min_score: Score | None = None
     max_score: Score | None = None
 
@@ -121,24 +206,36 @@ class LeaderboardIn(BaseModel):
 class LeaderboardPatch(BaseModel):
     """Some of a board's settings (PATCH): the others stay."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = with_example(
+        {"name": "Weekly cup", "cron": "0 18 * * FRI", "windows": ["custom", "all-time"]}, forbid_extra=True
+    )
 
     name: Annotated[SingleLine, Field(max_length=100)] | None = None
     description: Annotated[str, Field(max_length=500)] | None = None
     mode: Literal["increment", "best", "latest"] | None = None
     order: Literal["desc", "asc"] | None = None
-    windows: list[str] | None = None
+    windows: Annotated[list[str], Field(json_schema_extra=_WINDOWS)] | None = None
     cron: Annotated[SingleLine, Field(max_length=100)] | None = None
     timezone: Annotated[SingleLine, Field(max_length=64)] | None = None
     starts_at: dt.datetime | None = None
     ends_at: dt.datetime | None = None
     ties: Literal["shared", "earliest"] | None = None
-    format: Annotated[SingleLine, Field(max_length=20)] | None = None
+    format: Annotated[SingleLine, Field(max_length=20, json_schema_extra=_FORMAT)] | None = None
     min_score: Score | None = None
     max_score: Score | None = None
 
 
 class GameOut(Schema):
+    model_config = with_example(
+        {
+            "slug": "tetris",
+            "name": "Tetris",
+            "description": "Stack the blocks.",
+            "timezone": "UTC",
+            "leaderboards": [_BOARD],
+        }
+    )
+
     slug: str
     name: str
     description: str
@@ -147,6 +244,8 @@ class GameOut(Schema):
 
 
 class EntryOut(Schema):
+    model_config = with_example(_ENTRY)
+
     rank: int
     player_id: str
     display_name: str
@@ -155,6 +254,8 @@ class EntryOut(Schema):
 
 
 class BoardOut(Schema):
+    model_config = with_example(_BOARD_PAGE)
+
     leaderboard: str
     period: str
     period_id: str
@@ -164,10 +265,14 @@ class BoardOut(Schema):
 
 
 class FriendsOut(BoardOut):
+    model_config = with_example({**_BOARD_PAGE, "missing": ["zed"]})
+
     missing: list[str] = Field(description="Requested players who have no score on this board.")
 
 
 class StandingOut(Schema):
+    model_config = with_example(_STANDING)
+
     player_id: str
     display_name: str
     rank: int
@@ -178,11 +283,17 @@ class StandingOut(Schema):
 
 
 class WindowStandingOut(Schema):
+    model_config = with_example(_WINDOW_STANDING)
+
     period_id: str
     standing: StandingOut | None = Field(description="None when the player has no score in this period.")
 
 
 class ProfileOut(Schema):
+    model_config = with_example(
+        {"player_id": "ada", "display_name": "Ada", "leaderboards": {"main": {"daily": _WINDOW_STANDING}}}
+    )
+
     player_id: str
     display_name: str
     leaderboards: dict[str, dict[str, WindowStandingOut]] = Field(
@@ -191,6 +302,16 @@ class ProfileOut(Schema):
 
 
 class RecentOut(Schema):
+    model_config = with_example(
+        {
+            "player_id": "ada",
+            "display_name": "Ada",
+            "leaderboard": "main",
+            "score": 1200,
+            "at": "2026-11-24T14:05:23.396Z",
+        }
+    )
+
     player_id: str
     display_name: str
     leaderboard: str
@@ -199,11 +320,15 @@ class RecentOut(Schema):
 
 
 class NamedPlayerOut(Schema):
+    model_config = with_example({"player_id": "ada", "display_name": "Ada"})
+
     player_id: str = Field(examples=["player-42"])
     display_name: str = Field(examples=["Ada"])
 
 
 class PlayersFoundOut(Schema):
+    model_config = with_example({"players": [{"player_id": "ada", "display_name": "Ada"}]})
+
     players: list[NamedPlayerOut] = Field(
         description="Players whose display name starts with `q` (any case or accents), hidden players left out; "
         "a player whose id is `q` exactly comes first."

@@ -7,10 +7,10 @@ from typing import Any
 
 from django.http import HttpRequest
 from ninja import Query, Router, Schema
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from core.api import ERRORS, READ_ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id, game_or_404
-from core.schemas import PlayerId
+from core.api import READ_ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id, errors, game_or_404
+from core.schemas import PlayerId, with_example
 
 from . import selectors, services
 
@@ -22,7 +22,7 @@ MAX_PRESENCE_OFFSET = 10**7
 
 
 class PresenceIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = with_example({"online": ["ada", "bob"], "offline": ["cy"]}, forbid_extra=True)
 
     online: list[PlayerId] = Field(
         default_factory=list,
@@ -37,6 +37,8 @@ class PresenceIn(BaseModel):
 
 
 class PresenceReportOut(Schema):
+    model_config = with_example({"online": 2, "offline": 1, "joined": 1, "left": 1})
+
     online: int = Field(description="Players reported online.")
     offline: int = Field(description="Players reported offline.")
     joined: int = Field(description="Of those online, how many were not online before.")
@@ -44,12 +46,23 @@ class PresenceReportOut(Schema):
 
 
 class OnlinePlayerOut(Schema):
+    model_config = with_example({"player_id": "ada", "display_name": "Ada", "last_seen": "2026-11-24T14:05:23.438Z"})
+
     player_id: str
     display_name: str
     last_seen: dt.datetime
 
 
 class PresenceOut(Schema):
+    model_config = with_example(
+        {
+            "online": 1,
+            "watching": 4,
+            "offset": 0,
+            "players": [{"player_id": "ada", "display_name": "Ada", "last_seen": "2026-11-24T14:05:23.438Z"}],
+        }
+    )
+
     online: int = Field(description="Players online now.")
     watching: int = Field(description="Open pages of viewers who are not listed players.")
     offset: int
@@ -57,13 +70,15 @@ class PresenceOut(Schema):
 
 
 class PlayerPresenceOut(Schema):
+    model_config = with_example({"online": True, "last_seen": "2026-11-24T14:05:23.438Z"})
+
     online: bool
     last_seen: dt.datetime | None = Field(description="null when the player was never seen.")
 
 
 @router.post(
     "/games/{game}/presence",
-    response={200: PresenceReportOut, **ERRORS},
+    response={200: PresenceReportOut, **errors(400, 401, 403, 404, 413, 422, 429, 503)},
     auth=BearerKey(),
     summary="Report players online or offline",
 )

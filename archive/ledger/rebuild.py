@@ -369,7 +369,12 @@ def _swap_in(
             replay.rewrite.clear()
             _write_boards(replay, run, replay.changed, fresh=False)
         if not swapped:
-            raise ServiceError(503, "rebuild_busy", "Scores kept arriving faster than the rebuild could catch up.")
+            raise ServiceError(
+                503,
+                "rebuild_busy",
+                "Scores kept arriving faster than the rebuild could catch up.",
+                headers={"Retry-After": "60"},
+            )
     finally:
         if not swapped:
             run_sync(_drop, temps)

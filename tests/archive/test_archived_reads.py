@@ -361,5 +361,5 @@ async def test_it_documents_the_periods_endpoint(aclient):
 
     operation = schema["paths"]["/api/v1/games/{game}/leaderboards/{board}/periods"]["get"]
     assert operation["summary"] == "Archived periods"
-    assert set(operation["responses"]) == {"200", "404", "422"}
+    assert set(operation["responses"]) == {"200", "400", "404", "422", "503"}
     assert "ArchivedPeriodsOut" in operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
