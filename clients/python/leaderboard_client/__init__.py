@@ -1,0 +1,42 @@
+"""A small typed client for the Leaderboard API (docs/clients.md).
+
+from leaderboard_client import Client
+
+with Client("https://lb.example.com", game="tetris", api_key=KEY) as lb:
+    lb.submit_score("main", "ada", 1200, display_name="Ada")
+    top = lb.page("main", "daily", limit=10)
+"""
+
+from __future__ import annotations
+
+from ._calls import MAX_BATCH_ITEMS, RetryPolicy
+from .client import AsyncClient, Client
+from .errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    Invalid,
+    LeaderboardError,
+    NotFound,
+    RateLimited,
+    TransportError,
+    Unauthorized,
+    Unavailable,
+)
+
+__all__ = [
+    "MAX_BATCH_ITEMS",
+    "AsyncClient",
+    "BadRequest",
+    "Client",
+    "Conflict",
+    "Forbidden",
+    "Invalid",
+    "LeaderboardError",
+    "NotFound",
+    "RateLimited",
+    "RetryPolicy",
+    "TransportError",
+    "Unauthorized",
+    "Unavailable",
+]

@@ -1,0 +1,311 @@
+"""``Client`` (sync) and ``AsyncClient``: one game's calls, with retries done right.
+
+- Every write that can be retried carries an ``Idempotency-Key`` (made per logical
+  submission unless you pass one), so a retry after a lost answer is applied once.
+- 429 and 503 are retried after the server's ``Retry-After`` (up to ``RetryPolicy``);
+  a lost connection is retried only for reads and keyed writes.
+- Errors are raised as ``LeaderboardError`` subclasses carrying the API's code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
+
+import httpx
+
+from . import _calls as calls
+from ._calls import Call, RetryPolicy
+from .errors import LeaderboardError, TransportError, error_for
+from .types import (
+    ArchivedPeriods,
+    BatchResult,
+    BoardPage,
+    FriendsPage,
+    Game,
+    Leaderboard,
+    LinkCode,
+    NamedPlayer,
+    Period,
+    PlayerPresence,
+    PresencePage,
+    PresenceReport,
+    Profile,
+    Recent,
+    ScoreItem,
+    ScoreResult,
+    Standing,
+)
+
+USER_AGENT = "leaderboard-client-python/1.0"
+DEFAULT_TIMEOUT_SECS = 10.0
+
+
+class _Base:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        game: str,
+        api_key: str | None = None,
+        retry: RetryPolicy | None = None,
+        timeout_secs: float = DEFAULT_TIMEOUT_SECS,
+    ) -> None:
+        self.game = game
+        self.retry = retry or RetryPolicy()
+        self._base_url = base_url.rstrip("/") + "/api/v1"
+        self._headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._timeout = timeout_secs
+
+    @staticmethod
+    def _result(response: httpx.Response) -> Any:
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if response.status_code >= 400:
+            raise error_for(response.status_code, body, response.headers)
+        return body
+
+    @staticmethod
+    def _transport_error(error: httpx.TransportError) -> TransportError:
+        return TransportError(0, "transport", f"{type(error).__name__}: {error}")
+
+    def _request(self, call: Call) -> dict[str, Any]:
+        return {"method": call.method, "url": call.path, "params": call.params or None, "json": call.json,
+                "headers": call.headers()}  # fmt: skip
+
+    def _next_wait(self, call: Call, failure: LeaderboardError, attempt: int) -> float:
+        """Seconds before trying ``call`` again; raises ``failure`` when it is not to be retried.
+
+        A 429 was refused before anything was applied: always safe to send again. A 503 or a
+        lost connection may have been applied: only reads and keyed writes are retried."""
+        retryable = failure.status == 429 or (failure.status in (0, 503) and call.retryable)
+        wait = self.retry.wait(attempt, failure.retry_after) if retryable else None
+        if wait is None:
+            raise failure
+        return wait
+
+    @staticmethod
+    def _merge_reports(reports: Sequence[PresenceReport]) -> PresenceReport:
+        return PresenceReport(
+            online=sum(r["online"] for r in reports),
+            offline=sum(r["offline"] for r in reports),
+            joined=sum(r["joined"] for r in reports),
+            left=sum(r["left"] for r in reports),
+        )
+
+
+class Client(_Base):
+    """The sync client. ``with Client(...) as lb:`` closes its connections at the end."""
+
+    def __init__(self, base_url: str, *, game: str, api_key: str | None = None, **options: Any) -> None:
+        super().__init__(base_url, game=game, api_key=api_key, **options)
+        self._http = httpx.Client(base_url=self._base_url, headers=self._headers, timeout=self._timeout)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _send(self, call: Call) -> Any:
+        attempt = 0
+        while True:
+            try:
+                return self._result(self._http.request(**self._request(call)))
+            except httpx.TransportError as error:
+                failure: LeaderboardError = self._transport_error(error)
+            except LeaderboardError as error:
+                failure = error
+            time.sleep(self._next_wait(call, failure, attempt))
+            attempt += 1
+
+    # ------------------------------------------------------------------ writes
+
+    def submit_score(
+        self,
+        board: str,
+        player_id: str,
+        score: int,
+        *,
+        display_name: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> ScoreResult:
+        body = calls.score_body(player_id, score, display_name, metadata)
+        key = idempotency_key or calls.new_key()
+        return cast(ScoreResult, self._send(calls.submit_score(self.game, board, body, key)))
+
+    def submit_scores(self, items: Iterable[ScoreItem], *, idempotency_key: str | None = None) -> list[BatchResult]:
+        """Any number of scores to any of the game's boards: batches of 1,000, results in order."""
+        results: list[BatchResult] = []
+        for call in calls.submit_batches(self.game, cast(Iterable[Mapping[str, Any]], items), idempotency_key):
+            results += self._send(call)["results"]
+        return results
+
+    def report_presence(self, *, online: Sequence[str] = (), offline: Sequence[str] = ()) -> PresenceReport:
+        return self._merge_reports([self._send(c) for c in calls.report_presence(self.game, online, offline)])
+
+    def link_code(self, player_id: str) -> LinkCode:
+        return cast(LinkCode, self._send(calls.link_code(self.game, player_id)))
+
+    # ------------------------------------------------------------------ reads
+
+    def games(self) -> list[Game]:
+        return cast(list[Game], self._send(calls.games()))
+
+    def game_info(self) -> Game:
+        return cast(Game, self._send(calls.game(self.game)))
+
+    def leaderboards(self) -> list[Leaderboard]:
+        return cast(list[Leaderboard], self._send(calls.leaderboards(self.game)))
+
+    def page(
+        self, board: str, period: Period = "all-time", *, period_id: str | None = None, offset: int = 0, limit: int = 50
+    ) -> BoardPage:
+        return cast(BoardPage, self._send(calls.page(self.game, board, period, period_id, offset, limit)))
+
+    def standing(self, board: str, period: Period, player_id: str, *, period_id: str | None = None) -> Standing:
+        return cast(Standing, self._send(calls.standing(self.game, board, period, period_id, player_id)))
+
+    def around(
+        self, board: str, period: Period, player_id: str, *, radius: int = 5, period_id: str | None = None
+    ) -> BoardPage:
+        return cast(BoardPage, self._send(calls.around(self.game, board, period, period_id, player_id, radius)))
+
+    def friends(
+        self, board: str, period: Period, player_ids: Sequence[str], *, period_id: str | None = None
+    ) -> FriendsPage:
+        return cast(FriendsPage, self._send(calls.friends(self.game, board, period, period_id, player_ids)))
+
+    def player(self, player_id: str) -> Profile:
+        return cast(Profile, self._send(calls.player(self.game, player_id)))
+
+    def find_players(self, query: str, *, limit: int = 20) -> list[NamedPlayer]:
+        return cast(list[NamedPlayer], self._send(calls.find_players(self.game, query, limit))["players"])
+
+    def recent(self, *, limit: int = 20) -> list[Recent]:
+        return cast(list[Recent], self._send(calls.recent(self.game, limit)))
+
+    def presence(self, *, offset: int = 0, limit: int = 50) -> PresencePage:
+        return cast(PresencePage, self._send(calls.presence(self.game, offset, limit)))
+
+    def player_presence(self, player_id: str) -> PlayerPresence:
+        return cast(PlayerPresence, self._send(calls.player_presence(self.game, player_id)))
+
+    def archived_periods(
+        self, board: str, *, period: Period | None = None, offset: int = 0, limit: int = 50
+    ) -> ArchivedPeriods:
+        return cast(ArchivedPeriods, self._send(calls.archived_periods(self.game, board, period, offset, limit)))
+
+
+class AsyncClient(_Base):
+    """The asyncio client: the same calls, awaited. ``async with AsyncClient(...) as lb:``."""
+
+    def __init__(self, base_url: str, *, game: str, api_key: str | None = None, **options: Any) -> None:
+        super().__init__(base_url, game=game, api_key=api_key, **options)
+        self._http = httpx.AsyncClient(base_url=self._base_url, headers=self._headers, timeout=self._timeout)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _send(self, call: Call) -> Any:
+        attempt = 0
+        while True:
+            try:
+                return self._result(await self._http.request(**self._request(call)))
+            except httpx.TransportError as error:
+                failure: LeaderboardError = self._transport_error(error)
+            except LeaderboardError as error:
+                failure = error
+            await asyncio.sleep(self._next_wait(call, failure, attempt))
+            attempt += 1
+
+    async def submit_score(
+        self,
+        board: str,
+        player_id: str,
+        score: int,
+        *,
+        display_name: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> ScoreResult:
+        body = calls.score_body(player_id, score, display_name, metadata)
+        key = idempotency_key or calls.new_key()
+        return cast(ScoreResult, await self._send(calls.submit_score(self.game, board, body, key)))
+
+    async def submit_scores(
+        self, items: Iterable[ScoreItem], *, idempotency_key: str | None = None
+    ) -> list[BatchResult]:
+        results: list[BatchResult] = []
+        for call in calls.submit_batches(self.game, cast(Iterable[Mapping[str, Any]], items), idempotency_key):
+            results += (await self._send(call))["results"]
+        return results
+
+    async def report_presence(self, *, online: Sequence[str] = (), offline: Sequence[str] = ()) -> PresenceReport:
+        return self._merge_reports([await self._send(c) for c in calls.report_presence(self.game, online, offline)])
+
+    async def link_code(self, player_id: str) -> LinkCode:
+        return cast(LinkCode, await self._send(calls.link_code(self.game, player_id)))
+
+    async def games(self) -> list[Game]:
+        return cast(list[Game], await self._send(calls.games()))
+
+    async def game_info(self) -> Game:
+        return cast(Game, await self._send(calls.game(self.game)))
+
+    async def leaderboards(self) -> list[Leaderboard]:
+        return cast(list[Leaderboard], await self._send(calls.leaderboards(self.game)))
+
+    async def page(
+        self, board: str, period: Period = "all-time", *, period_id: str | None = None, offset: int = 0, limit: int = 50
+    ) -> BoardPage:
+        return cast(BoardPage, await self._send(calls.page(self.game, board, period, period_id, offset, limit)))
+
+    async def standing(self, board: str, period: Period, player_id: str, *, period_id: str | None = None) -> Standing:
+        return cast(Standing, await self._send(calls.standing(self.game, board, period, period_id, player_id)))
+
+    async def around(
+        self, board: str, period: Period, player_id: str, *, radius: int = 5, period_id: str | None = None
+    ) -> BoardPage:
+        return cast(BoardPage, await self._send(calls.around(self.game, board, period, period_id, player_id, radius)))
+
+    async def friends(
+        self, board: str, period: Period, player_ids: Sequence[str], *, period_id: str | None = None
+    ) -> FriendsPage:
+        return cast(FriendsPage, await self._send(calls.friends(self.game, board, period, period_id, player_ids)))
+
+    async def player(self, player_id: str) -> Profile:
+        return cast(Profile, await self._send(calls.player(self.game, player_id)))
+
+    async def find_players(self, query: str, *, limit: int = 20) -> list[NamedPlayer]:
+        return cast(list[NamedPlayer], (await self._send(calls.find_players(self.game, query, limit)))["players"])
+
+    async def recent(self, *, limit: int = 20) -> list[Recent]:
+        return cast(list[Recent], await self._send(calls.recent(self.game, limit)))
+
+    async def presence(self, *, offset: int = 0, limit: int = 50) -> PresencePage:
+        return cast(PresencePage, await self._send(calls.presence(self.game, offset, limit)))
+
+    async def player_presence(self, player_id: str) -> PlayerPresence:
+        return cast(PlayerPresence, await self._send(calls.player_presence(self.game, player_id)))
+
+    async def archived_periods(
+        self, board: str, *, period: Period | None = None, offset: int = 0, limit: int = 50
+    ) -> ArchivedPeriods:
+        return cast(ArchivedPeriods, await self._send(calls.archived_periods(self.game, board, period, offset, limit)))

@@ -1,0 +1,207 @@
+"""The Python client against the real server (started as the suite starts one: a uvicorn
+process with a SQLite file of its own and the suite's Redis): every call, sync and async."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from leaderboard_client import (
+    AsyncClient,
+    Client,
+    Invalid,
+    NotFound,
+    RateLimited,
+    RetryPolicy,
+    TransportError,
+    Unauthorized,
+)
+
+from tests.conftest import free_port
+from tests.real_server import manage, node_env, setup_node, start_web, stop_all
+
+pytestmark = pytest.mark.wall_clock
+GAME = "sdk"
+
+
+@dataclass
+class Server:
+    url: str
+    submit_key: str
+    manage_key: str
+    slow_key: str
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("sdk")
+    node = setup_node(node_env(tmp), GAME)
+    manage(node.env, "createleaderboard", GAME, "kills", "--mode", "increment")
+    manage_key = manage(node.env, "createapikey", GAME, "--name", "ops", "--scope", "manage").strip()
+    slow_key = manage(node.env, "createapikey", GAME, "--name", "slow", "--requests-per-minute", "60").strip()
+    try:
+        yield Server(start_web(node), node.raw_key, manage_key, slow_key)
+    finally:
+        stop_all(node)
+
+
+class Recorded(RetryPolicy):
+    """A retry policy that remembers the waits it chose."""
+
+    def __init__(self, **options: float) -> None:
+        super().__init__(**options)  # type: ignore[arg-type]
+        object.__setattr__(self, "waits", [])
+
+    def wait(self, attempt: int, retry_after: float | None) -> float | None:
+        seconds = super().wait(attempt, retry_after)
+        self.waits.append(seconds)  # type: ignore[attr-defined]
+        return seconds
+
+
+def test_it_submits_and_reads_every_way(server: Server):
+    with Client(server.url, game=GAME, api_key=server.submit_key) as lb:
+        first = lb.submit_score("main", "ada", 1200, display_name="Ada", metadata={"car": "mx-5"})
+        lb.submit_score("main", "bob", 900)
+        lb.submit_score("main", "cy", 1500)
+        page = lb.page("main", "daily", limit=2)
+        standing = lb.standing("main", "all-time", "ada")
+        around = lb.around("main", "all-time", "bob", radius=1)
+        friends = lb.friends("main", "weekly", ["ada", "zed"])
+        profile = lb.player("ada")
+        found = lb.find_players("Ad")
+        recent = lb.recent(limit=2)
+
+    assert first["periods"]["all-time"] == {"period_id": "all-time", "score": 1200, "rank": 1}
+    assert [(e["player_id"], e["rank"]) for e in page["entries"]] == [("cy", 1), ("ada", 2)]
+    assert page["total"] == 3
+    assert (standing["rank"], standing["metadata"]) == (2, {"car": "mx-5"})
+    assert [e["player_id"] for e in around["entries"]] == ["cy", "ada", "bob"]  # shifted: bob is last
+    assert ([e["player_id"] for e in friends["entries"]], friends["missing"]) == (["ada"], ["zed"])
+    assert profile["leaderboards"]["main"]["daily"]["standing"]["score"] == 1200  # type: ignore[index]
+    assert found == [{"player_id": "ada", "display_name": "Ada"}]
+    assert [r["player_id"] for r in recent] == ["cy", "bob"]
+
+
+def test_it_reads_games_boards_presence_and_archives(server: Server):
+    with Client(server.url, game=GAME, api_key=server.submit_key) as lb:
+        report = lb.report_presence(online=["ada", "bob"], offline=["cy"])
+        who = lb.presence(limit=10)
+        ada = lb.player_presence("ada")
+        games = lb.games()
+        game = lb.game_info()
+        boards = lb.leaderboards()
+        archived = lb.archived_periods("main", period="daily")
+        code = lb.link_code("ada")
+
+    assert (report["online"], report["offline"]) == (2, 1)
+    assert sorted(p["player_id"] for p in who["players"]) == ["ada", "bob"]
+    assert ada["online"] is True
+    assert GAME in [g["slug"] for g in games] and game["slug"] == GAME
+    assert sorted(b["slug"] for b in boards) == ["kills", "main"]
+    assert archived == {"total": 0, "periods": []}
+    assert len(code["code"]) == 8 and code["link_url"].endswith(f"/games/{GAME}/link/")
+
+
+def test_it_applies_a_retried_submission_once(server: Server):
+    with Client(server.url, game=GAME, api_key=server.submit_key) as lb:
+        once = lb.submit_score("kills", "dee", 3, idempotency_key="match-1-dee")
+        again = lb.submit_score("kills", "dee", 3, idempotency_key="match-1-dee")
+        total = lb.standing("kills", "all-time", "dee")["score"]
+
+    assert once == again
+    assert total == 3  # an increment board: a second application would say 6
+
+
+def test_it_sends_any_number_of_scores_in_batches_of_a_thousand(server: Server):
+    items = [{"leaderboard": "main", "player_id": f"bulk-{i}", "score": i} for i in range(1500)]
+    items.append({"leaderboard": "nope", "player_id": "lost", "score": 1})
+    with Client(server.url, game=GAME, api_key=server.submit_key) as lb:
+        results = lb.submit_scores(items)  # type: ignore[arg-type]
+        total = lb.page("main", "all-time", limit=1)["total"]
+
+    assert len(results) == 1501
+    assert results[1499]["player_id"] == "bulk-1499"  # type: ignore[typeddict-item]
+    assert results[1500]["error"]["code"] == "board_not_found"  # type: ignore[typeddict-item]
+    assert total >= 1500
+
+
+def test_it_raises_the_apis_errors_as_typed_exceptions(server: Server):
+    with Client(server.url, game=GAME, api_key=server.submit_key) as lb:
+        with pytest.raises(Invalid) as invalid:
+            lb.submit_score("main", "not valid!", 1)
+        with pytest.raises(NotFound) as missing:
+            lb.submit_score("nope", "ada", 1)
+    with Client(server.url, game=GAME, api_key="lbk_0000.wrong") as stranger, pytest.raises(Unauthorized):
+        stranger.submit_score("main", "ada", 1)
+
+    assert (invalid.value.code, invalid.value.field, invalid.value.status) == ("invalid", "player_id", 422)
+    assert missing.value.code == "board_not_found" and missing.value.request_id
+
+
+def test_it_waits_as_long_as_retry_after_says_on_429(server: Server):
+    policy = Recorded(max_wait_secs=5)
+    with Client(server.url, game=GAME, api_key=server.slow_key, retry=policy) as lb:
+        for i in range(62):  # a budget of 60 a minute: the 61st waits about a second
+            lb.submit_score("main", f"burst-{i}", i)
+
+    assert policy.waits and all(w is not None and 1 <= w <= 2 for w in policy.waits)  # type: ignore[attr-defined]
+
+
+def test_it_gives_up_with_a_typed_error_when_the_wait_is_too_long(server: Server):
+    impatient = RetryPolicy(max_wait_secs=0.1)
+    with (
+        Client(server.url, game=GAME, api_key=server.slow_key, retry=impatient) as lb,
+        pytest.raises(RateLimited) as limited,
+    ):
+        for i in range(70):
+            lb.submit_score("main", f"again-{i}", i)
+
+    assert limited.value.retry_after is not None and limited.value.retry_after >= 1
+
+
+def test_it_retries_a_read_when_nothing_answers_then_says_so():
+    dead = f"http://127.0.0.1:{free_port()}"
+    policy = Recorded(max_retries=2, backoff_secs=0.01)
+    with Client(dead, game=GAME, retry=policy) as lb, pytest.raises(TransportError) as failed:
+        lb.page("main")
+
+    assert failed.value.status == 0 and failed.value.code == "transport"
+    assert policy.waits == [0.01, 0.02, None]  # type: ignore[attr-defined]  # two retries, then it gave up
+
+
+def test_it_never_retries_an_unkeyed_write_that_may_have_been_applied():
+    dead = f"http://127.0.0.1:{free_port()}"
+    with Client(dead, game=GAME) as lb, pytest.raises(TransportError):
+        lb.report_presence(online=["ada"])  # a presence report has no key: sent once
+
+
+def test_it_does_everything_asynchronously_too(server: Server):
+    async def scenario() -> tuple[object, ...]:
+        async with AsyncClient(server.url, game=GAME, api_key=server.submit_key) as lb:
+            scored = await lb.submit_score("main", "eve", 5000, display_name="Eve")
+            batch = await lb.submit_scores([{"leaderboard": "kills", "player_id": "eve", "score": 2}])
+            page = await lb.page("main", "all-time", limit=1)
+            standing = await lb.standing("main", "all-time", "eve")
+            friends = await lb.friends("main", "all-time", ["eve"])
+            around = await lb.around("main", "all-time", "eve", radius=0)
+            report = await lb.report_presence(online=["eve"])
+            presence = await lb.player_presence("eve")
+            others = (await lb.games(), await lb.game_info(), await lb.leaderboards(), await lb.recent())
+            more = (await lb.presence(), await lb.player("eve"), await lb.find_players("Ev"))
+            archived = await lb.archived_periods("main")
+            code = await lb.link_code("eve")
+            return scored, batch, page, standing, friends, around, report, presence, others, more, archived, code
+
+    scored, batch, page, standing, friends, around, report, presence, others, more, archived, code = asyncio.run(
+        scenario()
+    )
+
+    assert scored["periods"]["all-time"]["rank"] == 1  # type: ignore[index]
+    assert batch[0]["player_id"] == "eve"  # type: ignore[index]
+    assert page["entries"][0]["player_id"] == "eve"  # type: ignore[index]
+    assert standing["rank"] == friends["entries"][0]["rank"] == around["entries"][0]["rank"] == 1  # type: ignore[index]
+    assert report["online"] == 1 and presence["online"] is True  # type: ignore[index]
+    assert others[0] and more[2] == [{"player_id": "eve", "display_name": "Eve"}]
+    assert archived["total"] == 0 and len(code["code"]) == 8  # type: ignore[index]
