@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-cluster test-api install lint bench bench-fanout bench-presence bench-archive bench-broadcaster bench-cluster clean
+.PHONY: run test test-cluster test-api client-types install lint bench bench-fanout bench-presence bench-archive bench-broadcaster bench-cluster clean
 
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,13 @@ test-cluster: $(STAMP)
 # The API against its OpenAPI schema: schemathesis drives a real server (tests/contract/).
 test-api: $(STAMP)
 	$(PY) -m leaderboard_site.devenv test -m contract tests/contract $(ARGS)
+
+# After an API change: the TypeScript client's copy of the schema and the types generated from
+# it (tests/clients/ fails until they are current).
+client-types: $(STAMP)
+	DEBUG=1 $(PY) manage.py export_openapi_schema --api leaderboard_site.api.api --indent 2 \
+	  --output clients/typescript/openapi.json
+	cd clients/typescript && npm ci --no-audit --no-fund && npm run generate
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

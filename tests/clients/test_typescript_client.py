@@ -1,0 +1,66 @@
+"""The TypeScript client's tests (clients/typescript/test/, Node's test runner) against the
+real server: this starts the server, installs the client's tools from its lockfile when they
+are missing (npm ci), builds it and runs `npm test` with the server's address and keys."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.real_server import REPO_DIR, manage, node_env, setup_node, start_web, stop_all
+
+pytestmark = pytest.mark.wall_clock
+
+CLIENT_DIR = REPO_DIR / "clients" / "typescript"
+GAME = "tssdk"
+NPM_TIMEOUT_SECS = 300
+
+
+def _npm(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail("npm is not installed: the TypeScript client's tests need Node.js and npm")
+    return subprocess.run(
+        [npm, *args], cwd=CLIENT_DIR, env=env, capture_output=True, text=True, timeout=NPM_TIMEOUT_SECS
+    )
+
+
+def _installed() -> None:
+    if not (CLIENT_DIR / "node_modules" / ".package-lock.json").exists():
+        installed = _npm("ci", "--no-audit", "--no-fund")
+        assert installed.returncode == 0, installed.stdout + installed.stderr
+
+
+@pytest.mark.django_db
+def test_it_types_the_client_from_the_apis_current_schema(tmp_path: Path):
+    from leaderboard_site.api import api
+
+    _installed()
+    current = api.get_openapi_schema()
+    committed = json.loads((CLIENT_DIR / "openapi.json").read_text())
+    assert committed == json.loads(json.dumps(current)), "the API changed: run make client-types"
+    generated = tmp_path / "schema.d.ts"
+    made = _npm("exec", "--", "openapi-typescript", "openapi.json", "--output", str(generated))
+    assert made.returncode == 0, made.stderr
+    assert generated.read_text() == (CLIENT_DIR / "src" / "schema.d.ts").read_text(), "run make client-types"
+
+
+def test_it_passes_the_typescript_clients_tests_against_the_real_server(tmp_path: Path):
+    _installed()
+    node = setup_node(node_env(tmp_path), GAME)
+    manage(node.env, "createleaderboard", GAME, "kills", "--mode", "increment")
+    slow_key = manage(node.env, "createapikey", GAME, "--name", "slow", "--requests-per-minute", "60").strip()
+    try:
+        url = start_web(node)
+        env = {**os.environ, "LB_URL": url, "LB_GAME": GAME, "LB_SUBMIT_KEY": node.raw_key, "LB_SLOW_KEY": slow_key}
+        finished = _npm("test", env=env)
+    finally:
+        stop_all(node)
+
+    assert finished.returncode == 0, finished.stdout[-8000:] + finished.stderr[-4000:]
+    assert "# fail 0" in finished.stdout and "# pass 7" in finished.stdout, finished.stdout[-3000:]
