@@ -31,7 +31,7 @@ from games.api import (
     player_ids_param,
     standings_out,
 )
-from games.schemas import BoardOut, FriendsOut, LeaderboardOut, StandingOut
+from games.schemas import BoardOut, FriendsOut, LeaderboardOut, StandingOut, Window
 from games.selectors import board_not_found
 
 from . import selectors, services
@@ -58,7 +58,7 @@ class ArchivedPeriodOut(Schema):
     model_config = with_example(_ARCHIVED)
 
     leaderboard: str
-    period: str
+    period: Window
     period_id: str
     starts_at: dt.datetime
     ends_at: dt.datetime = Field(description="Exclusive: the instant the period closed.")

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from ninja import Schema
 from pydantic import BaseModel, Field, StrictInt
 
-from core import openapi
 from core.models import MAX_BATCH_ITEMS, MAX_SAFE_SCORE
 from core.schemas import ErrorOut, PlayerId, SingleLine, with_example
 
@@ -29,8 +28,14 @@ Metadata = Annotated[
 ]
 
 
+# The windows a board keeps (games/periods.py; core/openapi.py PERIODS for URL parameters).
+Window = Literal["daily", "weekly", "monthly", "all-time", "custom"]
+Mode = Literal["increment", "best", "latest"]
+Order = Literal["desc", "asc"]
+Ties = Literal["shared", "earliest"]
+
 # The vocabularies core/board_rules.py checks, for the schema (it answers 422 with its own words).
-_WINDOWS: dict[str, Any] = {"items": {"type": "string", "enum": list(openapi.PERIODS)}, "uniqueItems": True}
+_WINDOWS: dict[str, Any] = {"items": {"type": "string", "enum": list(get_args(Window))}, "uniqueItems": True}
 _FORMAT: dict[str, Any] = {"pattern": "^(integer|time_ms|decimal:[1-6])$"}
 
 # The examples the OpenAPI schema shows: one board's day, from a real response.
@@ -149,7 +154,7 @@ class BatchOut(Schema):
 class PeriodOut(Schema):
     model_config = with_example(_WINDOW)
 
-    period: str = Field(description="The window: daily, weekly, monthly, all-time or custom.")
+    period: Window = Field(description="The window: daily, weekly, monthly, all-time or custom.")
     period_id: str
     starts_at: dt.datetime | None
     resets_at: dt.datetime | None
@@ -161,15 +166,20 @@ class LeaderboardOut(Schema):
     slug: str
     name: str
     description: str
-    mode: str
-    order: str
+    mode: Mode
+    order: Order
     windows: list[PeriodOut] = Field(description="Each window with its current period and when it resets next.")
     cron: str = Field(description="When the custom window resets (5-field cron, in `timezone`); '' for none.")
     timezone: str
     starts_at: dt.datetime | None = Field(description="The season's start: no scores before.")
     ends_at: dt.datetime | None = Field(description="The season's end: no scores from then on.")
-    ties: str = Field(description="shared (equal scores share a rank) or earliest (the first to reach it ranks first).")
-    format: str = Field(description="How to show scores: integer, time_ms or decimal:N (values stay integers).")
+    ties: Ties = Field(
+        description="shared (equal scores share a rank) or earliest (the first to reach it ranks first)."
+    )
+    format: str = Field(
+        description="How to show scores: integer, time_ms or decimal:N (values stay integers).",
+        json_schema_extra=_FORMAT,
+    )
     min_score: int | None
     max_score: int | None
     active: bool
@@ -186,8 +196,8 @@ class LeaderboardIn(BaseModel):
 
     name: Annotated[SingleLine, Field(max_length=100)] = ""
     description: Annotated[str, Field(max_length=500)] = ""
-    mode: Literal["increment", "best", "latest"]
-    order: Literal["desc", "asc"]
+    mode: Mode
+    order: Order
     windows: list[str] = Field(
         default=["daily", "weekly", "monthly", "all-time"], examples=[["weekly", "custom"]], json_schema_extra=_WINDOWS
     )
@@ -197,7 +207,7 @@ class LeaderboardIn(BaseModel):
     )
     starts_at: dt.datetime | None = None
     ends_at: dt.datetime | None = None
-    ties: Literal["shared", "earliest"] = "shared"
+    ties: Ties = "shared"
     format: Annotated[SingleLine, Field(max_length=20, json_schema_extra=_FORMAT)] = "integer"
     min_score: Score | None = None
     max_score: Score | None = None
@@ -212,14 +222,14 @@ class LeaderboardPatch(BaseModel):
 
     name: Annotated[SingleLine, Field(max_length=100)] | None = None
     description: Annotated[str, Field(max_length=500)] | None = None
-    mode: Literal["increment", "best", "latest"] | None = None
-    order: Literal["desc", "asc"] | None = None
+    mode: Mode | None = None
+    order: Order | None = None
     windows: Annotated[list[str], Field(json_schema_extra=_WINDOWS)] | None = None
     cron: Annotated[SingleLine, Field(max_length=100)] | None = None
     timezone: Annotated[SingleLine, Field(max_length=64)] | None = None
     starts_at: dt.datetime | None = None
     ends_at: dt.datetime | None = None
-    ties: Literal["shared", "earliest"] | None = None
+    ties: Ties | None = None
     format: Annotated[SingleLine, Field(max_length=20, json_schema_extra=_FORMAT)] | None = None
     min_score: Score | None = None
     max_score: Score | None = None
@@ -257,7 +267,7 @@ class BoardOut(Schema):
     model_config = with_example(_BOARD_PAGE)
 
     leaderboard: str
-    period: str
+    period: Window
     period_id: str
     resets_at: dt.datetime | None
     total: int

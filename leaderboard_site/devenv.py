@@ -15,6 +15,8 @@ crash leaves no orphan.
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import os
 import shutil
 import signal
@@ -44,7 +46,21 @@ SUPERVISE_POLL_SECS = 0.5
 
 
 def _manage(env: dict[str, str], *args: str) -> None:
-    subprocess.run([PYTHON, "manage.py", *args], env=env, cwd=BASE_DIR, check=True)
+    done = subprocess.run([PYTHON, "manage.py", *args], env=env, cwd=BASE_DIR, check=True, stdout=subprocess.PIPE)
+    for line in done.stdout.decode().splitlines():
+        say(line)
+
+
+def say(message: str) -> None:
+    """The launcher's own lines: plain text, or JSON events like every other line when
+    LOG_FORMAT=json (a log pipeline reads `make run`'s output whole)."""
+    if os.environ.get("LOG_FORMAT", "").lower() != "json":
+        print(message, flush=True)
+        return
+    for line in (part for part in message.splitlines() if part.strip()):
+        stamp = dt.datetime.now(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+        event = {"event": line.strip(), "level": "info", "logger": "make run", "timestamp": stamp}
+        print(json.dumps(event), flush=True)
 
 
 @dataclass
@@ -68,7 +84,7 @@ class Child:
         """Restart the child if it exited and its back-off passed; say what happens."""
         if self.restart_at is not None:
             if now >= self.restart_at:
-                print(f"[run] restarting {self.name}", flush=True)
+                say(f"[run] restarting {self.name}")
                 self.start()
             return
         if self.process is None or self.process.poll() is None:
@@ -77,7 +93,7 @@ class Child:
         # failing waits longer each time, so a broken setup does not spin.
         self.failures = 1 if now - self.started_at >= RESTART_RESET_SECS else self.failures + 1
         delay = min(RESTART_BACKOFF_CAP_SECS, RESTART_BACKOFF_BASE_SECS * 2 ** (self.failures - 1))
-        print(f"[run] {self.name} exited (code {self.process.returncode}); restarting in {delay:g} s", flush=True)
+        say(f"[run] {self.name} exited (code {self.process.returncode}); restarting in {delay:g} s")
         self.restart_at = now + delay
 
 
@@ -162,7 +178,7 @@ def run() -> int:
             redis.process = processes.start_embedded_redis(port=redis_port, data_dir=data_dir, durable=True)
             redis.started_at = time.monotonic()
             env["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
-            print(f"Embedded Redis on 127.0.0.1:{redis_port} (data in {data_dir})", flush=True)
+            say(f"Embedded Redis on 127.0.0.1:{redis_port} (data in {data_dir})")
         _manage(env, "migrate", "--noinput", "-v", "0")
         _manage(env, "seed_demo")
         env.setdefault("PROMETHEUS_MULTIPROC_DIR", str(_fresh_metrics_dir()))
@@ -174,16 +190,15 @@ def run() -> int:
             time.sleep(0.1)
         sockets = next((c for c in children if c.name == "ws"), None)
         where = f"on port {sockets.args[sockets.args.index('--port') + 1]}" if sockets else "with the pages"
-        print(
+        say(
             f"\n  Leaderboard running on http://127.0.0.1:{port}/   (API docs: /api/docs; websockets {where})\n"
             "  Admin login: in another terminal, .venv/bin/python manage.py createsuperuser\n"
             f"  then open http://127.0.0.1:{port}/admin/   Ctrl-C stops everything.\n"
-            "  A process that exits is restarted (after 1 s, then longer if it keeps failing).\n",
-            flush=True,
+            "  A process that exits is restarted (after 1 s, then longer if it keeps failing).\n"
         )
         _supervise(children, redis)
     except KeyboardInterrupt:
-        print("\nStopping…", flush=True)
+        say("\nStopping…")
         return 0
     except subprocess.CalledProcessError as error:
         return error.returncode or 1

@@ -461,10 +461,16 @@ export interface components {
             name: string;
             /** Description */
             description: string;
-            /** Mode */
-            mode: string;
-            /** Order */
-            order: string;
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "increment" | "best" | "latest";
+            /**
+             * Order
+             * @enum {string}
+             */
+            order: "desc" | "asc";
             /**
              * Windows
              * @description Each window with its current period and when it resets next.
@@ -490,8 +496,9 @@ export interface components {
             /**
              * Ties
              * @description shared (equal scores share a rank) or earliest (the first to reach it ranks first).
+             * @enum {string}
              */
-            ties: string;
+            ties: "shared" | "earliest";
             /**
              * Format
              * @description How to show scores: integer, time_ms or decimal:N (values stay integers).
@@ -522,8 +529,9 @@ export interface components {
             /**
              * Period
              * @description The window: daily, weekly, monthly, all-time or custom.
+             * @enum {string}
              */
-            period: string;
+            period: "daily" | "weekly" | "monthly" | "all-time" | "custom";
             /** Period Id */
             period_id: string;
             /** Starts At */
@@ -871,8 +879,11 @@ export interface components {
         ArchivedPeriodOut: {
             /** Leaderboard */
             leaderboard: string;
-            /** Period */
-            period: string;
+            /**
+             * Period
+             * @enum {string}
+             */
+            period: "daily" | "weekly" | "monthly" | "all-time" | "custom";
             /** Period Id */
             period_id: string;
             /**
@@ -1335,8 +1346,11 @@ export interface components {
         FriendsOut: {
             /** Leaderboard */
             leaderboard: string;
-            /** Period */
-            period: string;
+            /**
+             * Period
+             * @enum {string}
+             */
+            period: "daily" | "weekly" | "monthly" | "all-time" | "custom";
             /** Period Id */
             period_id: string;
             /** Resets At */
@@ -1375,8 +1389,11 @@ export interface components {
         BoardOut: {
             /** Leaderboard */
             leaderboard: string;
-            /** Period */
-            period: string;
+            /**
+             * Period
+             * @enum {string}
+             */
+            period: "daily" | "weekly" | "monthly" | "all-time" | "custom";
             /** Period Id */
             period_id: string;
             /** Resets At */

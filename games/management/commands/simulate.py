@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import random
 import signal
 import time
@@ -24,6 +25,9 @@ from core.config import GameConfig
 from core.models import ApiKey, Game
 from core.redis import run_sync
 from games import selectors
+
+# Log lines, not command output: in make run this is a long-running process (JSON with LOG_FORMAT=json).
+logger = logging.getLogger("games.simulate")
 
 SIMULATOR_KEY_NAME = "simulator"
 # Waits this long for the server to come up before giving up.
@@ -91,7 +95,7 @@ class Command(BaseCommand):
             response = connection.getresponse()
             return response.status, response.read()
 
-        self.stderr.write(f"simulating {rate:g} submissions/s to {game.slug} via {target.geturl()}")
+        logger.info("simulating %g submissions/s to %s via %s", rate, game.slug, target.geturl())
         started = time.monotonic()
         deadline = started + SERVER_WAIT_SECS
         sent = 0
@@ -114,7 +118,7 @@ class Command(BaseCommand):
                 scores[player_id] = new
                 sent += 1
             elif status != 429:
-                self.stderr.write(f"{status}: {payload[:200]!r}")
+                logger.warning("simulated submission refused: %s %r", status, payload[:200])
             time.sleep(rng.expovariate(rate))
         connection.close()
 

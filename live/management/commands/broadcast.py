@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 from typing import Any
 
@@ -10,6 +11,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from live import broadcaster
+
+logger = logging.getLogger("live.broadcaster")
 
 
 class Command(BaseCommand):
@@ -31,7 +34,9 @@ class Command(BaseCommand):
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(signum, stop.set)
-            self.stderr.write(f"broadcasting every {tick_ms} ms")
+            # A log line, not command output: a long-running process's start is an event (JSON in
+            # LOG_FORMAT=json); bench/fanout.py waits for these words.
+            logger.info("broadcasting every %d ms", tick_ms)
             await broadcaster.run(tick_ms=tick_ms, stop=stop)
 
         asyncio.run(main())
