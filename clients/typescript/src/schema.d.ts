@@ -1408,7 +1408,7 @@ export interface components {
     parameters: {
         /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
         XRequestID: string;
-        /** @description Makes retries safe: a retry with the same key (and the same body) is applied once and answered again with Idempotent-Replayed: true; the same key with another body is refused (409). 1-255 printable ASCII characters, remembered for IDEMPOTENCY_TTL_SECS (a day by default). */
+        /** @description Makes retries safe: a retry with the same key (and the same body) is applied once and answered again with Idempotent-Replayed: true; the same key with another body is refused (422 idempotency_mismatch). 1-255 printable ASCII characters, remembered for IDEMPOTENCY_TTL_SECS (a day by default). */
         IdempotencyKey: string;
     };
     requestBodies: never;
@@ -1959,7 +1959,7 @@ export interface operations {
             header?: {
                 /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
                 "X-Request-ID"?: components["parameters"]["XRequestID"];
-                /** @description Makes retries safe: a retry with the same key (and the same body) is applied once and answered again with Idempotent-Replayed: true; the same key with another body is refused (409). 1-255 printable ASCII characters, remembered for IDEMPOTENCY_TTL_SECS (a day by default). */
+                /** @description Makes retries safe: a retry with the same key (and the same body) is applied once and answered again with Idempotent-Replayed: true; the same key with another body is refused (422 idempotency_mismatch). 1-255 printable ASCII characters, remembered for IDEMPOTENCY_TTL_SECS (a day by default). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -2103,7 +2103,7 @@ export interface operations {
             header?: {
                 /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
                 "X-Request-ID"?: components["parameters"]["XRequestID"];
-                /** @description Makes retries safe: a retry with the same key (and the same body) is applied once and answered again with Idempotent-Replayed: true; the same key with another body is refused (409). 1-255 printable ASCII characters, remembered for IDEMPOTENCY_TTL_SECS (a day by default). */
+                /** @description Makes retries safe: a retry with the same key (and the same body) is applied once and answered again with Idempotent-Replayed: true; the same key with another body is refused (422 idempotency_mismatch). 1-255 printable ASCII characters, remembered for IDEMPOTENCY_TTL_SECS (a day by default). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
