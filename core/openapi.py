@@ -82,8 +82,9 @@ PARAMETERS: dict[str, dict[str, Any]] = {
         "name": "Idempotency-Key",
         "required": False,
         "description": "Makes retries safe: a retry with the same key (and the same body) is applied once and "
-        "answered again with Idempotent-Replayed: true; the same key with another body is refused (422 idempotency_mismatch). "
-        "1-255 printable ASCII characters, remembered for IDEMPOTENCY_TTL_SECS (a day by default).",
+        "answered again with Idempotent-Replayed: true; the same key with another body is refused "
+        "(422 idempotency_mismatch). 1-255 printable ASCII characters, remembered for IDEMPOTENCY_TTL_SECS "
+        "(a day by default).",
         "schema": {"type": "string", "pattern": "^[\\x20-\\x7e]{1,255}$", "examples": ["match-8812-ada"]},
     },
 }
