@@ -26,12 +26,12 @@ import pytest
 import websockets
 
 from leaderboard_site.processes import start_embedded_redis
+from tests.real_server import wait_listening
 
 pytestmark = pytest.mark.wall_clock
 
 ROOT = Path(__file__).resolve().parents[2]
 SLUG = "outage"
-STARTUP_SECS = 30.0
 
 
 def free_port() -> int:
@@ -108,15 +108,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     stack = Stack(
         f"http://127.0.0.1:{web_port}", redis_port, var / "redis", var / "db.sqlite3", key.strip(), redis, web, env
     )
-    deadline = time.monotonic() + STARTUP_SECS
-    while True:
-        try:
-            if httpx.get(f"{stack.base_url}/healthz", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline, "the web server did not start"
-        time.sleep(0.2)
+    wait_listening(stack.base_url, web)
     yield stack
     for process in (stack.web, stack.redis):
         process.terminate()
