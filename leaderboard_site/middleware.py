@@ -6,6 +6,10 @@ anything runs), JSON 404 / 405 for unknown paths and methods, 503 + Retry-After
 while Redis or the database is unreachable, and a JSON 500 for a bug (logged),
 DEBUG or not. HEAD is answered on every read, as HTTP says: the GET's headers,
 no body.
+
+Both handlers (the API's and the site's) also start with the request context
+(request_context_middleware: the request id, the one access line, the HTTP
+metrics) and CORS for the public reads (ReadOnlyCorsMiddleware).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ access_log = logs.get_logger("leaderboard_site.access")
 # Probes poll these every few seconds: their lines are debug, not info.
 _QUIET_PATHS = ("/healthz", "/metrics")
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_KNOWN_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"})
 
 Handler = Callable[[HttpRequest], Any]
 
@@ -186,8 +191,10 @@ def _finish(request: HttpRequest, response: HttpResponseBase, request_id: str, s
     match = getattr(request, "resolver_match", None)
     route = str(match.route) if match is not None and match.route else "unmatched"
     status = response.status_code
-    metrics.HTTP_REQUESTS.labels(method=request.method, route=route, status=str(status)).inc()
-    metrics.HTTP_SECONDS.labels(method=request.method, route=route).observe(seconds)
+    # A label value per method a client may invent would grow without bound.
+    method = request.method if request.method in _KNOWN_METHODS else "other"
+    metrics.HTTP_REQUESTS.labels(method=method, route=route, status=str(status)).inc()
+    metrics.HTTP_SECONDS.labels(method=method, route=route).observe(seconds)
     quiet = request.path in _QUIET_PATHS and status < 400
     level = "warning" if status >= 500 else "debug" if quiet else "info"
     getattr(access_log, level)(

@@ -203,3 +203,20 @@ def test_it_charts_and_documents_exactly_the_metrics_the_product_exports():
 
     assert charted - series == set()
     assert described == documented
+
+
+def test_it_keeps_the_http_labels_bounded_whatever_the_client_sends():
+    before = scrape()
+    Client().generic("BREW", "/api/v1/games")
+    Client().get("/no/such/page/at/all/", REMOTE_ADDR="127.0.0.1")
+    after = scrape()
+
+    def others(samples: Samples) -> float:
+        return sum(
+            v
+            for (name, labels), v in samples.items()
+            if name == "leaderboard_http_requests_total" and ("method", "other") in labels
+        )
+
+    assert not [k for k in after if k[0] == "leaderboard_http_requests_total" and ("method", "BREW") in k[1]]
+    assert others(after) - others(before) == 1
