@@ -10,7 +10,9 @@ way everywhere (core/api.py, leaderboard_site/middleware.py):
   after the key was recognised (``Authorization`` is the ``BearerKey`` security scheme);
 - ``Retry-After`` on every 429 and 503;
 - ``Idempotency-Key`` on the submissions, and ``Idempotent-Replayed`` on their 200;
-- enums for the window (``period``) wherever it is a parameter.
+- enums for the window (``period``) wherever it is a parameter, and patterns for the
+  parameters the views check themselves (player ids, ``ids``, ``q``);
+- an example of what each error status says (``ERROR_EXAMPLES``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import copy
 from typing import Any
 
 from . import models
+from .errors import UNAVAILABLE_MESSAGE
 from .schemas import SINGLE_LINE_PATTERN
 
 # The windows a board can keep (games/periods.py), as they appear in URLs.
@@ -106,7 +109,29 @@ def _ref(kind: str, name: str) -> dict[str, str]:
     return {"$ref": _REF.format(kind, name)}
 
 
-def _operation(operation_id: str, operation: dict[str, Any]) -> None:
+def _error(code: str, message: str, field: str | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "field": field}}
+
+
+# What each error status says, as the API says it (docs/api.md lists every code).
+ERROR_EXAMPLES: dict[int, dict[str, Any]] = {
+    400: _error("malformed_json", "The request body is not valid JSON."),
+    401: _error("missing_api_key", "Send the API key as 'Authorization: Bearer <key>'."),
+    403: _error("revoked_api_key", "This API key has been revoked."),
+    404: _error("game_not_found", "No game 'tetris'."),
+    409: _error(
+        "board_closed",
+        "The leaderboard 'main' is closed: it takes no more scores; its standings stay readable.",
+        "leaderboard",
+    ),
+    413: _error("body_too_large", "The request body is over 1 MiB."),
+    422: _error("invalid", "This field is required.", "score"),
+    429: _error("rate_limited", "This API key is limited to 600 requests per minute; retry in 1 s."),
+    503: _error("unavailable", UNAVAILABLE_MESSAGE),
+}
+
+
+def _parameters(operation_id: str, operation: dict[str, Any]) -> None:
     parameters = operation.setdefault("parameters", [])
     for parameter in parameters:
         name, where = parameter.get("name"), parameter.get("in")
@@ -117,23 +142,29 @@ def _operation(operation_id: str, operation: dict[str, Any]) -> None:
         elif where == "path" and name in PATH_SCHEMAS:
             parameter["schema"] = {**parameter.get("schema", {}), **PATH_SCHEMAS[name]}
     parameters.append(_ref("parameters", "XRequestID"))
-    idempotent = operation_id in IDEMPOTENT_OPERATIONS
-    if idempotent:
+    if operation_id in IDEMPOTENT_OPERATIONS:
         parameters.append(_ref("parameters", "IdempotencyKey"))
+
+
+def _responses(operation_id: str, operation: dict[str, Any]) -> None:
     responses = operation.setdefault("responses", {})
     if 400 not in responses and "400" not in responses:
         responses[400] = copy.deepcopy(MALFORMED)
     keyed = bool(operation.get("security"))
-    for status, response in operation.get("responses", {}).items():
+    for key, response in responses.items():
+        status = int(key)
         headers = response.setdefault("headers", {})
         headers["X-Request-ID"] = _ref("headers", "X-Request-ID")
-        if keyed and int(status) != 401:
+        if keyed and status != 401:
             headers["RateLimit-Policy"] = _ref("headers", "RateLimit-Policy")
             headers["RateLimit"] = _ref("headers", "RateLimit")
-        if int(status) in (429, 503):
+        if status in (429, 503):
             headers["Retry-After"] = _ref("headers", "Retry-After")
-        if idempotent and int(status) == 200:
+        if operation_id in IDEMPOTENT_OPERATIONS and status == 200:
             headers["Idempotent-Replayed"] = _ref("headers", "Idempotent-Replayed")
+        body = response.get("content", {}).get("application/json")
+        if body is not None and status in ERROR_EXAMPLES:
+            body["example"] = ERROR_EXAMPLES[status]
 
 
 def complete(schema: dict[str, Any]) -> dict[str, Any]:
@@ -146,5 +177,6 @@ def complete(schema: dict[str, Any]) -> dict[str, Any]:
         for operation in operations.values():
             names = {p.get("$ref") or p.get("name") for p in operation.get("parameters", [])}
             if _REF.format("parameters", "XRequestID") not in names:
-                _operation(operation.get("operationId", ""), operation)
+                _parameters(operation.get("operationId", ""), operation)
+                _responses(operation.get("operationId", ""), operation)
     return schema

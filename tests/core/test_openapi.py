@@ -79,3 +79,17 @@ def test_it_declares_only_the_errors_each_kind_of_operation_can_answer(schema: d
         assert {int(s) for s in op["responses"]} <= {200, 400, 404, 422, 503}, (method, path)
     delete = schema["paths"]["/api/v1/games/{game}/leaderboards/{board}"]["delete"]
     assert 413 not in {int(s) for s in delete["responses"]}  # no body to be too large
+
+
+def test_it_shows_what_each_error_status_says(schema: dict[str, Any]):
+    error_out = schema["components"]["schemas"]["ErrorOut"]
+    validator = jsonschema_rs.validator_for({**error_out, "components": schema["components"]})
+    for method, path, op in _operations(schema):
+        for status, response in op["responses"].items():
+            if int(status) < 400:
+                continue
+            example = response["content"]["application/json"].get("example")
+            assert example, (method, path, status)
+            assert validator.is_valid(example), (method, path, status)
+    submit = schema["paths"]["/api/v1/games/{game}/leaderboards/{board}/scores"]["post"]["responses"]
+    assert submit["429"]["content"]["application/json"]["example"]["error"]["code"] == "rate_limited"

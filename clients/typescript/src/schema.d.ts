@@ -1460,6 +1460,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -1471,6 +1480,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1482,6 +1500,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1527,6 +1554,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1537,6 +1573,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "missing_api_key",
+                     *         "message": "Send the API key as 'Authorization: Bearer <key>'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1549,6 +1594,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "revoked_api_key",
+                     *         "message": "This API key has been revoked.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1561,6 +1615,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1573,6 +1636,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "board_closed",
+                     *         "message": "The leaderboard 'main' is closed: it takes no more scores; its standings stay readable.",
+                     *         "field": "leaderboard"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1585,6 +1657,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is over 1 MiB.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1597,6 +1678,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1610,6 +1700,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "This API key is limited to 600 requests per minute; retry in 1 s.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1623,6 +1722,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1664,6 +1772,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -1675,6 +1792,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "missing_api_key",
+                     *         "message": "Send the API key as 'Authorization: Bearer <key>'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1687,6 +1813,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "revoked_api_key",
+                     *         "message": "This API key has been revoked.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1699,6 +1834,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1711,6 +1855,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "board_closed",
+                     *         "message": "The leaderboard 'main' is closed: it takes no more scores; its standings stay readable.",
+                     *         "field": "leaderboard"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1723,6 +1876,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1736,6 +1898,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "This API key is limited to 600 requests per minute; retry in 1 s.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1749,6 +1920,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1794,6 +1974,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1804,6 +1993,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "missing_api_key",
+                     *         "message": "Send the API key as 'Authorization: Bearer <key>'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1816,6 +2014,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "revoked_api_key",
+                     *         "message": "This API key has been revoked.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1828,6 +2035,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1840,6 +2056,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "board_closed",
+                     *         "message": "The leaderboard 'main' is closed: it takes no more scores; its standings stay readable.",
+                     *         "field": "leaderboard"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1852,6 +2077,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is over 1 MiB.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1864,6 +2098,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1877,6 +2120,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "This API key is limited to 600 requests per minute; retry in 1 s.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1890,6 +2142,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1926,6 +2187,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -1937,6 +2207,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1948,6 +2227,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1996,6 +2284,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2006,6 +2303,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "missing_api_key",
+                     *         "message": "Send the API key as 'Authorization: Bearer <key>'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2018,6 +2324,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "revoked_api_key",
+                     *         "message": "This API key has been revoked.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2030,6 +2345,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2042,6 +2366,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "board_closed",
+                     *         "message": "The leaderboard 'main' is closed: it takes no more scores; its standings stay readable.",
+                     *         "field": "leaderboard"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2054,6 +2387,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is over 1 MiB.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2066,6 +2408,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2079,6 +2430,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "This API key is limited to 600 requests per minute; retry in 1 s.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2092,6 +2452,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2139,6 +2508,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2149,6 +2527,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "missing_api_key",
+                     *         "message": "Send the API key as 'Authorization: Bearer <key>'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2161,6 +2548,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "revoked_api_key",
+                     *         "message": "This API key has been revoked.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2173,6 +2569,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2185,6 +2590,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "board_closed",
+                     *         "message": "The leaderboard 'main' is closed: it takes no more scores; its standings stay readable.",
+                     *         "field": "leaderboard"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2197,6 +2611,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is over 1 MiB.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2209,6 +2632,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2222,6 +2654,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "This API key is limited to 600 requests per minute; retry in 1 s.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2235,6 +2676,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2277,6 +2727,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -2288,6 +2747,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2298,6 +2766,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2309,6 +2786,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2343,6 +2829,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -2355,6 +2850,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2391,6 +2895,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -2402,6 +2915,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2413,6 +2935,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2451,6 +2982,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -2462,6 +3002,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2472,6 +3021,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2483,6 +3041,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2523,6 +3090,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -2534,6 +3110,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2544,6 +3129,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2555,6 +3149,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2592,6 +3195,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -2603,6 +3215,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2613,6 +3234,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2624,6 +3254,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2663,6 +3302,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -2674,6 +3322,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2684,6 +3341,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2695,6 +3361,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2739,6 +3414,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2749,6 +3433,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "missing_api_key",
+                     *         "message": "Send the API key as 'Authorization: Bearer <key>'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2761,6 +3454,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "revoked_api_key",
+                     *         "message": "This API key has been revoked.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2773,6 +3475,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2785,6 +3496,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is over 1 MiB.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2797,6 +3517,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2810,6 +3539,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "This API key is limited to 600 requests per minute; retry in 1 s.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2823,6 +3561,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2860,6 +3607,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -2871,6 +3627,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2881,6 +3646,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2892,6 +3666,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2933,6 +3716,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -2944,6 +3736,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "missing_api_key",
+                     *         "message": "Send the API key as 'Authorization: Bearer <key>'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2956,6 +3757,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "revoked_api_key",
+                     *         "message": "This API key has been revoked.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2968,6 +3778,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2980,6 +3799,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2993,6 +3821,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "This API key is limited to 600 requests per minute; retry in 1 s.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3006,6 +3843,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3047,6 +3893,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -3058,6 +3913,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3068,6 +3932,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3079,6 +3952,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3118,6 +4000,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -3129,6 +4020,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3139,6 +4039,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3150,6 +4059,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3191,6 +4109,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -3202,6 +4129,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3212,6 +4148,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3223,6 +4168,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3264,6 +4218,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -3275,6 +4238,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3285,6 +4257,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3296,6 +4277,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3338,6 +4328,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -3349,6 +4348,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3359,6 +4367,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3370,6 +4387,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3410,6 +4436,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -3421,6 +4456,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3431,6 +4475,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3442,6 +4495,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3484,6 +4546,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -3495,6 +4566,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3505,6 +4585,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3516,6 +4605,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3558,6 +4656,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "malformed_json",
+                     *         "message": "The request body is not valid JSON.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
@@ -3569,6 +4676,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "game_not_found",
+                     *         "message": "No game 'tetris'.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3579,6 +4695,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid",
+                     *         "message": "This field is required.",
+                     *         "field": "score"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3590,6 +4715,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
+                     *         "field": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
