@@ -37,7 +37,7 @@ def _installed() -> None:
 
 
 @pytest.mark.django_db
-def test_it_types_the_client_from_the_apis_current_schema(tmp_path: Path):
+def test_it_types_the_client_from_the_apis_current_schema(tmp_path: Path) -> None:
     from leaderboard_site.api import api
 
     _installed()
@@ -50,7 +50,7 @@ def test_it_types_the_client_from_the_apis_current_schema(tmp_path: Path):
     assert generated.read_text() == (CLIENT_DIR / "src" / "schema.d.ts").read_text(), "run make client-types"
 
 
-def test_it_passes_the_typescript_clients_tests_against_the_real_server(tmp_path: Path):
+def test_it_passes_the_typescript_clients_tests_against_the_real_server(tmp_path: Path) -> None:
     _installed()
     node = setup_node(node_env(tmp_path), GAME)
     manage(node.env, "createleaderboard", GAME, "kills", "--mode", "increment")

@@ -38,7 +38,7 @@ def _fill(url: str, raw_key: str) -> None:
         client.post("/presence", json={"online": ["ada", "bob"]}).raise_for_status()
 
 
-def test_it_answers_every_generated_request_within_its_schema_and_never_with_a_server_error(tmp_path: Path):
+def test_it_answers_every_generated_request_within_its_schema_and_never_with_a_server_error(tmp_path: Path) -> None:
     node = setup_node(node_env(tmp_path), "contract")
     manage(node.env, "createleaderboard", "contract", "speedrun", "--mode", "best", "--order", "asc")
     manage_key = manage(node.env, "createapikey", "contract", "--name", "schemathesis", "--scope", "manage").strip()

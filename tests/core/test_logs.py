@@ -16,13 +16,13 @@ from tests.real_server import node_env, setup_node, start_web, stop_all
 pytestmark = pytest.mark.django_db
 
 
-def test_it_echoes_the_clients_request_id():
+def test_it_echoes_the_clients_request_id() -> None:
     response = Client().get("/api/v1/games", HTTP_X_REQUEST_ID="game-server-7f3a")
 
     assert response["X-Request-ID"] == "game-server-7f3a"
 
 
-def test_it_makes_a_request_id_when_there_is_none_or_it_is_not_a_token():
+def test_it_makes_a_request_id_when_there_is_none_or_it_is_not_a_token() -> None:
     made = Client().get("/api/v1/games")["X-Request-ID"]
     replaced = Client().get("/api/v1/games", HTTP_X_REQUEST_ID='bad id"\n{"level": "error"}')["X-Request-ID"]
 
@@ -30,7 +30,7 @@ def test_it_makes_a_request_id_when_there_is_none_or_it_is_not_a_token():
     assert len(replaced) == 32 and replaced != made
 
 
-def test_it_logs_a_refused_request_once_with_its_request_id(caplog: pytest.LogCaptureFixture):
+def test_it_logs_a_refused_request_once_with_its_request_id(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO):
         Client().get("/no-such-page/", HTTP_X_REQUEST_ID="r-404")
         Client().get("/api/v1/no-such-endpoint", HTTP_X_REQUEST_ID="r-api-404")
@@ -41,7 +41,7 @@ def test_it_logs_a_refused_request_once_with_its_request_id(caplog: pytest.LogCa
     assert [r.msg["status"] for r in lines] == [404, 404]  # type: ignore[index]
 
 
-def test_it_binds_context_for_a_block_only():
+def test_it_binds_context_for_a_block_only() -> None:
     with logs.context(request_id="outer"):
         assert logs.bound("request_id") == "outer"
         with logs.context(request_id="inner"):
@@ -51,7 +51,7 @@ def test_it_binds_context_for_a_block_only():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_prints_one_json_line_per_event_with_request_ids_and_never_a_key(tmp_path: Path):
+def test_it_prints_one_json_line_per_event_with_request_ids_and_never_a_key(tmp_path: Path) -> None:
     node = setup_node(
         node_env(tmp_path, LOG_FORMAT="json", DEBUG="0", SECRET_KEY="x" * 50, SECURE_SSL_REDIRECT="0"), "logged"
     )

@@ -28,10 +28,10 @@ def _resolve(schema: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
     if "$ref" not in item:
         return item
     _, kind, name = item["$ref"].lstrip("#/").split("/")
-    return schema["components"][kind][name]  # type: ignore[no-any-return]
+    return schema["components"][kind][name]
 
 
-def test_it_gives_every_request_and_response_schema_an_example_that_fits_it(schema: dict[str, Any]):
+def test_it_gives_every_request_and_response_schema_an_example_that_fits_it(schema: dict[str, Any]) -> None:
     for name, component in schema["components"]["schemas"].items():
         assert component.get("examples"), f"{name} has no example"
         document = {**component, "components": schema["components"]}
@@ -41,7 +41,7 @@ def test_it_gives_every_request_and_response_schema_an_example_that_fits_it(sche
             assert not errors, f"{name}'s example does not fit it: {errors}"
 
 
-def test_it_declares_the_headers_a_client_sends_and_reads(schema: dict[str, Any]):
+def test_it_declares_the_headers_a_client_sends_and_reads(schema: dict[str, Any]) -> None:
     for method, path, op in _operations(schema):
         sent = {_resolve(schema, p)["name"] for p in op["parameters"] if _resolve(schema, p)["in"] == "header"}
         assert "X-Request-ID" in sent, (method, path)
@@ -61,7 +61,7 @@ def test_it_declares_the_headers_a_client_sends_and_reads(schema: dict[str, Any]
     assert schema["components"]["securitySchemes"]["BearerKey"]["scheme"] == "bearer"  # Authorization
 
 
-def test_it_lists_the_windows_and_the_board_settings_vocabularies(schema: dict[str, Any]):
+def test_it_lists_the_windows_and_the_board_settings_vocabularies(schema: dict[str, Any]) -> None:
     board = schema["paths"]["/api/v1/games/{game}/leaderboards/{board}/{period}"]["get"]
     (period,) = [p for p in board["parameters"] if p.get("name") == "period"]
     assert period["schema"]["enum"] == ["daily", "weekly", "monthly", "all-time", "custom"]
@@ -73,7 +73,7 @@ def test_it_lists_the_windows_and_the_board_settings_vocabularies(schema: dict[s
     assert settings["format"]["pattern"] == "^(integer|time_ms|decimal:[1-6])$"
 
 
-def test_it_declares_only_the_errors_each_kind_of_operation_can_answer(schema: dict[str, Any]):
+def test_it_declares_only_the_errors_each_kind_of_operation_can_answer(schema: dict[str, Any]) -> None:
     reads = [(m, p, op) for m, p, op in _operations(schema) if m == "get"]
     for method, path, op in reads:
         assert {int(s) for s in op["responses"]} <= {200, 400, 404, 422, 503}, (method, path)
@@ -81,7 +81,7 @@ def test_it_declares_only_the_errors_each_kind_of_operation_can_answer(schema: d
     assert 413 not in {int(s) for s in delete["responses"]}  # no body to be too large
 
 
-def test_it_shows_what_each_error_status_says(schema: dict[str, Any]):
+def test_it_shows_what_each_error_status_says(schema: dict[str, Any]) -> None:
     error_out = schema["components"]["schemas"]["ErrorOut"]
     validator = jsonschema_rs.validator_for({**error_out, "components": schema["components"]})
     for method, path, op in _operations(schema):

@@ -71,7 +71,9 @@ def _game_with_boards(make_game: Any) -> Any:
     return game
 
 
-async def test_it_loses_no_acknowledged_score_when_a_master_dies_under_load(make_game, cluster_with, settings):
+async def test_it_loses_no_acknowledged_score_when_a_master_dies_under_load(
+    make_game: Any, cluster_with: Any, settings: Any
+) -> None:
     settings.SCORE_ACK = "replica"
     cluster = cluster_with(replicas=1)
     await sync_to_async(_game_with_boards)(make_game)
@@ -124,8 +126,8 @@ async def test_it_loses_no_acknowledged_score_when_a_master_dies_under_load(make
 
 
 async def test_it_answers_503_for_the_boards_of_a_master_lost_without_replica(
-    make_game, cluster_with, aclient, settings
-):
+    make_game: Any, cluster_with: Any, aclient: Any, settings: Any
+) -> None:
     cluster = cluster_with(replicas=0)
     game = await sync_to_async(_game_with_boards)(make_game)
     from core import apikeys

@@ -68,7 +68,9 @@ def pair(settings: Any, tmp_path: Path) -> Iterator[Pair]:
     started.stop()
 
 
-async def test_it_acknowledges_a_score_once_a_replica_holds_it_and_never_twice(make_game, pair, aclient):
+async def test_it_acknowledges_a_score_once_a_replica_holds_it_and_never_twice(
+    make_game: Any, pair: Pair, aclient: Any
+) -> None:
     game = await sync_to_async(make_game)("acked", mode="increment", max_submissions_per_minute=0)
     _, raw_key = await sync_to_async(apikeys.api_key_create)(game=game, name="t")
 

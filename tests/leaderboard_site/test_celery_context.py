@@ -22,7 +22,7 @@ def probe_context(self: object) -> None:
     ran.set()
 
 
-def test_it_carries_the_request_id_into_the_task_it_queues():
+def test_it_carries_the_request_id_into_the_task_it_queues() -> None:
     with start_worker(app, perform_ping_check=False, pool="solo", loglevel="WARNING"):
         with logs.context(request_id="req-42"):
             queued = probe_context.delay()

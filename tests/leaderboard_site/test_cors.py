@@ -29,7 +29,7 @@ def studio(settings: Any) -> None:
     settings.CORS_ALLOWED_ORIGINS = [STUDIO]
 
 
-def test_it_answers_a_read_preflight_from_an_allowed_origin(studio: None, make_game: Any):
+def test_it_answers_a_read_preflight_from_an_allowed_origin(studio: None, make_game: Any) -> None:
     make_game("cors")
     response = Client().options(
         BOARD,
@@ -45,7 +45,7 @@ def test_it_answers_a_read_preflight_from_an_allowed_origin(studio: None, make_g
     assert "Access-Control-Allow-Credentials" not in response
 
 
-def test_it_lets_an_allowed_origin_read_and_see_the_request_id(studio: None, make_game: Any):
+def test_it_lets_an_allowed_origin_read_and_see_the_request_id(studio: None, make_game: Any) -> None:
     make_game("cors")
     response = Client().get(BOARD, HTTP_ORIGIN=STUDIO)
 
@@ -54,7 +54,7 @@ def test_it_lets_an_allowed_origin_read_and_see_the_request_id(studio: None, mak
     assert "X-Request-ID" in response["Access-Control-Expose-Headers"]
 
 
-def test_it_gives_no_cors_headers_to_other_origins_or_by_default(studio: None, make_game: Any, settings: Any):
+def test_it_gives_no_cors_headers_to_other_origins_or_by_default(studio: None, make_game: Any, settings: Any) -> None:
     make_game("cors")
     stranger = Client().get(BOARD, HTTP_ORIGIN="https://elsewhere.example")
     settings.CORS_ALLOWED_ORIGINS = []
@@ -65,7 +65,7 @@ def test_it_gives_no_cors_headers_to_other_origins_or_by_default(studio: None, m
     assert "Access-Control-Allow-Origin" not in default
 
 
-def test_it_never_opens_a_write_to_another_origin(studio: None, make_game: Any):
+def test_it_never_opens_a_write_to_another_origin(studio: None, make_game: Any) -> None:
     game = make_game("cors")
     _, raw = apikeys.api_key_create(game=game, name="server")
     preflight = Client().options(
@@ -87,7 +87,7 @@ def test_it_never_opens_a_write_to_another_origin(studio: None, make_game: Any):
     assert "Access-Control-Allow-Origin" not in write  # ...but a browser page could not read it
 
 
-def test_it_lets_any_origin_read_with_a_star(settings: Any, make_game: Any):
+def test_it_lets_any_origin_read_with_a_star(settings: Any, make_game: Any) -> None:
     settings.CORS_ALLOW_ALL_ORIGINS = True
     make_game("cors")
     response = Client().get(BOARD, HTTP_ORIGIN="https://anyone.example")
@@ -140,7 +140,7 @@ def test_it_lets_a_page_on_another_origin_read_a_board_but_not_write(
     other_origin: str,
     browser: Browser,  # noqa: F811
     settings: Any,
-):
+) -> None:
     settings.CORS_ALLOWED_ORIGINS = [other_origin]
     game = make_game("cors")
     _, raw = apikeys.api_key_create(game=game, name="server")

@@ -41,7 +41,7 @@ def value(samples: Samples, name: str, **labels: str) -> float:
     return samples.get((name, frozenset(labels.items())), 0.0)
 
 
-def test_it_refuses_a_scraper_without_the_token_or_an_allowed_address(settings: Any):
+def test_it_refuses_a_scraper_without_the_token_or_an_allowed_address(settings: Any) -> None:
     settings.METRICS_TOKEN = "s3cret-scrape-token"
 
     outside = Client().get("/metrics", REMOTE_ADDR="203.0.113.9")
@@ -53,7 +53,7 @@ def test_it_refuses_a_scraper_without_the_token_or_an_allowed_address(settings: 
     assert b"leaderboard_redis_up 1.0" in right.content
 
 
-def test_it_lets_in_the_addresses_and_networks_of_the_allow_list(settings: Any):
+def test_it_lets_in_the_addresses_and_networks_of_the_allow_list(settings: Any) -> None:
     settings.METRICS_ALLOWED_IPS = ["10.1.0.0/16", "192.0.2.7"]
     from leaderboard_site import metrics as view
 
@@ -68,7 +68,7 @@ def test_it_lets_in_the_addresses_and_networks_of_the_allow_list(settings: Any):
     assert answers == [200, 200, 403]
 
 
-def test_it_counts_submissions_by_outcome_and_code_and_batch_sizes(make_game: Any):
+def test_it_counts_submissions_by_outcome_and_code_and_batch_sizes(make_game: Any) -> None:
     game = make_game("counted", mode="best")
     _, raw = apikeys.api_key_create(game=game, name="server")
     client = Client()
@@ -101,7 +101,7 @@ def test_it_counts_submissions_by_outcome_and_code_and_batch_sizes(make_game: An
     assert delta("leaderboard_http_requests_total", method="POST", route=route, status="200") == 2
 
 
-def test_it_reports_players_online_the_ledger_backlog_and_due_close_jobs(make_game: Any, clock: Any):
+def test_it_reports_players_online_the_ledger_backlog_and_due_close_jobs(make_game: Any, clock: Any) -> None:
     game = make_game("stateful", mode="best", periods_kept=["daily", "all-time"])
     _, raw = apikeys.api_key_create(game=game, name="server")
     client = Client()
@@ -131,7 +131,7 @@ def test_it_reports_players_online_the_ledger_backlog_and_due_close_jobs(make_ga
     assert value(now, "leaderboard_close_jobs_dead") == 0
 
 
-def test_it_says_redis_is_down_in_a_gauge_and_counts_the_failure(make_game: Any, redis_unreachable: str):
+def test_it_says_redis_is_down_in_a_gauge_and_counts_the_failure(make_game: Any, redis_unreachable: str) -> None:
     make_game("dark")
     before = value(scrape(), "leaderboard_backend_errors_total", backend="redis")
 
@@ -143,7 +143,7 @@ def test_it_says_redis_is_down_in_a_gauge_and_counts_the_failure(make_game: Any,
 
 
 @pytest.mark.wall_clock
-def test_it_adds_up_every_worker_of_a_node(tmp_path: Path):
+def test_it_adds_up_every_worker_of_a_node(tmp_path: Path) -> None:
     metrics_dir = tmp_path / "metrics"
     metrics_dir.mkdir()
     node = setup_node(node_env(tmp_path, PROMETHEUS_MULTIPROC_DIR=str(metrics_dir)), "workers")
@@ -178,7 +178,7 @@ def _exported() -> tuple[set[str], set[str]]:
     for metric in vars(recorded).values():
         if not isinstance(metric, MetricWrapperBase):
             continue
-        name = metric._name  # type: ignore[attr-defined]  # prometheus-client's own
+        name = metric._name  # prometheus-client's own
         if isinstance(metric, Counter):
             documented.add(f"{name}_total")
             series.add(f"{name}_total")
@@ -191,7 +191,7 @@ def _exported() -> tuple[set[str], set[str]]:
     return documented, series
 
 
-def test_it_charts_and_documents_exactly_the_metrics_the_product_exports():
+def test_it_charts_and_documents_exactly_the_metrics_the_product_exports() -> None:
     import re
 
     from django.conf import settings
@@ -205,7 +205,7 @@ def test_it_charts_and_documents_exactly_the_metrics_the_product_exports():
     assert described == documented
 
 
-def test_it_keeps_the_http_labels_bounded_whatever_the_client_sends():
+def test_it_keeps_the_http_labels_bounded_whatever_the_client_sends() -> None:
     before = scrape()
     Client().generic("BREW", "/api/v1/games")
     Client().get("/no/such/page/at/all/", REMOTE_ADDR="127.0.0.1")

@@ -203,7 +203,7 @@ def test_it_closes_a_client_that_stops_reading_and_keeps_feeding_the_others(asgi
     stalled.close()
 
 
-async def test_it_keeps_feeding_sockets_after_a_malformed_group_message(make_game, sockets):
+async def test_it_keeps_feeding_sockets_after_a_malformed_group_message(make_game: Any, sockets: Any) -> None:
     game = await make_config(make_game, periods_kept=["all-time"])
     ws = await sockets.open()
     snapshot = await subscribe(ws, "all-time", 10)

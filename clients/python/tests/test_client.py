@@ -60,7 +60,7 @@ class Recorded(RetryPolicy):
         return seconds
 
 
-def test_it_submits_and_reads_every_way(server: Server):
+def test_it_submits_and_reads_every_way(server: Server) -> None:
     with Client(server.url, game=GAME, api_key=server.submit_key) as lb:
         first = lb.submit_score("main", "ada", 1200, display_name="Ada", metadata={"car": "mx-5"})
         lb.submit_score("main", "bob", 900)
@@ -84,7 +84,7 @@ def test_it_submits_and_reads_every_way(server: Server):
     assert [r["player_id"] for r in recent] == ["cy", "bob"]
 
 
-def test_it_reads_games_boards_presence_and_archives(server: Server):
+def test_it_reads_games_boards_presence_and_archives(server: Server) -> None:
     with Client(server.url, game=GAME, api_key=server.submit_key) as lb:
         report = lb.report_presence(online=["ada", "bob"], offline=["cy"])
         who = lb.presence(limit=10)
@@ -104,7 +104,7 @@ def test_it_reads_games_boards_presence_and_archives(server: Server):
     assert len(code["code"]) == 8 and code["link_url"].endswith(f"/games/{GAME}/link/")
 
 
-def test_it_applies_a_retried_submission_once(server: Server):
+def test_it_applies_a_retried_submission_once(server: Server) -> None:
     with Client(server.url, game=GAME, api_key=server.submit_key) as lb:
         once = lb.submit_score("kills", "dee", 3, idempotency_key="match-1-dee")
         again = lb.submit_score("kills", "dee", 3, idempotency_key="match-1-dee")
@@ -114,7 +114,7 @@ def test_it_applies_a_retried_submission_once(server: Server):
     assert total == 3  # an increment board: a second application would say 6
 
 
-def test_it_sends_any_number_of_scores_in_batches_of_a_thousand(server: Server):
+def test_it_sends_any_number_of_scores_in_batches_of_a_thousand(server: Server) -> None:
     items = [{"leaderboard": "main", "player_id": f"bulk-{i}", "score": i} for i in range(1500)]
     items.append({"leaderboard": "nope", "player_id": "lost", "score": 1})
     with Client(server.url, game=GAME, api_key=server.submit_key) as lb:
@@ -127,7 +127,7 @@ def test_it_sends_any_number_of_scores_in_batches_of_a_thousand(server: Server):
     assert total >= 1500
 
 
-def test_it_raises_the_apis_errors_as_typed_exceptions(server: Server):
+def test_it_raises_the_apis_errors_as_typed_exceptions(server: Server) -> None:
     with Client(server.url, game=GAME, api_key=server.submit_key) as lb:
         with pytest.raises(Invalid) as invalid:
             lb.submit_score("main", "not valid!", 1)
@@ -140,7 +140,7 @@ def test_it_raises_the_apis_errors_as_typed_exceptions(server: Server):
     assert missing.value.code == "board_not_found" and missing.value.request_id
 
 
-def test_it_waits_as_long_as_retry_after_says_on_429(server: Server):
+def test_it_waits_as_long_as_retry_after_says_on_429(server: Server) -> None:
     policy = Recorded(max_wait_secs=5)
     with Client(server.url, game=GAME, api_key=server.slow_key, retry=policy) as lb:
         for i in range(62):  # a budget of 60 a minute: the 61st waits about a second
@@ -149,7 +149,7 @@ def test_it_waits_as_long_as_retry_after_says_on_429(server: Server):
     assert policy.waits and all(w is not None and 1 <= w <= 2 for w in policy.waits)  # type: ignore[attr-defined]
 
 
-def test_it_gives_up_with_a_typed_error_when_the_wait_is_too_long(server: Server):
+def test_it_gives_up_with_a_typed_error_when_the_wait_is_too_long(server: Server) -> None:
     impatient = RetryPolicy(max_wait_secs=0.1)
     with (
         Client(server.url, game=GAME, api_key=server.slow_key, retry=impatient) as lb,
@@ -161,7 +161,7 @@ def test_it_gives_up_with_a_typed_error_when_the_wait_is_too_long(server: Server
     assert limited.value.retry_after is not None and limited.value.retry_after >= 1
 
 
-def test_it_retries_a_read_when_nothing_answers_then_says_so():
+def test_it_retries_a_read_when_nothing_answers_then_says_so() -> None:
     dead = f"http://127.0.0.1:{free_port()}"
     policy = Recorded(max_retries=2, backoff_secs=0.01)
     with Client(dead, game=GAME, retry=policy) as lb, pytest.raises(TransportError) as failed:
@@ -171,14 +171,14 @@ def test_it_retries_a_read_when_nothing_answers_then_says_so():
     assert policy.waits == [0.01, 0.02, None]  # type: ignore[attr-defined]  # two retries, then it gave up
 
 
-def test_it_never_retries_an_unkeyed_write_that_may_have_been_applied():
+def test_it_never_retries_an_unkeyed_write_that_may_have_been_applied() -> None:
     dead = f"http://127.0.0.1:{free_port()}"
     with Client(dead, game=GAME) as lb, pytest.raises(TransportError):
         lb.report_presence(online=["ada"])  # a presence report has no key: sent once
 
 
-def test_it_does_everything_asynchronously_too(server: Server):
-    async def scenario() -> tuple[object, ...]:
+def test_it_does_everything_asynchronously_too(server: Server) -> None:
+    async def scenario() -> None:
         async with AsyncClient(server.url, game=GAME, api_key=server.submit_key) as lb:
             scored = await lb.submit_score("main", "eve", 5000, display_name="Eve")
             batch = await lb.submit_scores([{"leaderboard": "kills", "player_id": "eve", "score": 2}])
@@ -192,16 +192,13 @@ def test_it_does_everything_asynchronously_too(server: Server):
             more = (await lb.presence(), await lb.player("eve"), await lb.find_players("Ev"))
             archived = await lb.archived_periods("main")
             code = await lb.link_code("eve")
-            return scored, batch, page, standing, friends, around, report, presence, others, more, archived, code
 
-    scored, batch, page, standing, friends, around, report, presence, others, more, archived, code = asyncio.run(
-        scenario()
-    )
+        assert scored["periods"]["all-time"]["rank"] == 1
+        assert batch[0]["player_id"] == "eve"  # type: ignore[typeddict-item]  # a ScoreResult here
+        assert page["entries"][0]["player_id"] == "eve"
+        assert standing["rank"] == friends["entries"][0]["rank"] == around["entries"][0]["rank"] == 1
+        assert report["online"] == 1 and presence["online"] is True
+        assert others[0] and more[2] == [{"player_id": "eve", "display_name": "Eve"}]
+        assert archived["total"] == 0 and len(code["code"]) == 8
 
-    assert scored["periods"]["all-time"]["rank"] == 1  # type: ignore[index]
-    assert batch[0]["player_id"] == "eve"  # type: ignore[index]
-    assert page["entries"][0]["player_id"] == "eve"  # type: ignore[index]
-    assert standing["rank"] == friends["entries"][0]["rank"] == around["entries"][0]["rank"] == 1  # type: ignore[index]
-    assert report["online"] == 1 and presence["online"] is True  # type: ignore[index]
-    assert others[0] and more[2] == [{"player_id": "eve", "display_name": "Eve"}]
-    assert archived["total"] == 0 and len(code["code"]) == 8  # type: ignore[index]
+    asyncio.run(scenario())
