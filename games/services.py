@@ -8,6 +8,7 @@ and reaches Redis through :func:`core.redis.run_sync`.
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import json
 import math
@@ -391,14 +392,16 @@ async def _submit_many(
 
 
 def _count_outcomes(game: GameConfig, results: Sequence[Submitted | ServiceError]) -> None:
+    # Tallied first: one counter update per outcome, not per item of a 1,000-item batch.
+    tally = collections.Counter(
+        ("refused", r.code) if isinstance(r, ServiceError) else ("accepted", "replayed" if r.replayed else "ok")
+        for r in results
+    )
     labels = metrics.game_labels(game.slug)
-    for result in results:
-        if isinstance(result, ServiceError):
-            metrics.SUBMISSIONS.labels(outcome="refused", code=result.code, **labels).inc()
-            if result.code == "player_rate_limited":
-                metrics.RATE_LIMITED.labels(limit="player").inc()
-        else:
-            metrics.SUBMISSIONS.labels(outcome="accepted", code="replayed" if result.replayed else "ok", **labels).inc()
+    for (outcome, code), count in tally.items():
+        metrics.SUBMISSIONS.labels(outcome=outcome, code=code, **labels).inc(count)
+    if tally[("refused", "player_rate_limited")]:
+        metrics.RATE_LIMITED.labels(limit="player").inc(tally[("refused", "player_rate_limited")])
 
 
 def not_replicated() -> ServiceError:
