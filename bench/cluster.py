@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import heapq
-import json
 import os
 import random
 import subprocess
@@ -114,20 +113,9 @@ print(raw)
 
 def _bodies(boards: int) -> list[bytes]:
     rng = random.Random(5)
+    slugs = [f"b{i}" for i in range(boards)]
     return [
-        json.dumps(
-            {
-                "scores": [
-                    {
-                        "leaderboard": f"b{rng.randrange(boards)}",
-                        "player_id": f"p{rng.randrange(PLAYERS)}",
-                        "score": rng.randrange(SCORE_MAX),
-                    }
-                    for _ in range(BATCH_ITEMS)
-                ]
-            },
-            separators=(",", ":"),
-        ).encode()
+        common.batch_body(rng, size=BATCH_ITEMS, boards=slugs, players=PLAYERS, score_max=SCORE_MAX)
         for _ in range(BODY_POOL)
     ]
 

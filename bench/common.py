@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import datetime as dt
+import json
 import os
 import platform
 import random
@@ -598,3 +599,16 @@ def resp_command(*parts: str | int | float | bytes) -> bytes:
         raw = part if isinstance(part, bytes) else str(part).encode()
         out.append(b"$%d\r\n%s\r\n" % (len(raw), raw))
     return b"".join(out)
+
+
+def batch_body(rng: random.Random, *, size: int, boards: Sequence[str], players: int, score_max: int) -> bytes:
+    """One POST .../scores/batch body of ``size`` random scores (players p0..p<players-1>)."""
+    scores = [
+        {
+            "leaderboard": rng.choice(boards),
+            "player_id": f"p{rng.randrange(players)}",
+            "score": rng.randrange(score_max),
+        }
+        for _ in range(size)
+    ]
+    return json.dumps({"scores": scores}, separators=(",", ":")).encode()

@@ -258,19 +258,7 @@ def _single_body(rng: random.Random, players: int) -> bytes:
 
 def _batch_bodies(size: int, players: int, rng: random.Random) -> list[bytes]:
     return [
-        json.dumps(
-            {
-                "scores": [
-                    {
-                        "leaderboard": "main",
-                        "player_id": f"p{rng.randrange(players)}",
-                        "score": rng.randrange(SCORE_MAX),
-                    }
-                    for _ in range(size)
-                ]
-            },
-            separators=(",", ":"),
-        ).encode()
+        common.batch_body(rng, size=size, boards=["main"], players=players, score_max=SCORE_MAX)
         for _ in range(BATCH_BODY_POOL)
     ]
 
