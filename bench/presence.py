@@ -198,8 +198,8 @@ class UpdateCall:
         from presence import scripts, services
 
         key_list = services._update_keys(game.slug, ids)
-        before = ["EVALSHA", scripts.PRESENCE_UPDATE.sha, len(key_list), *key_list, "server"]
-        after = [services._timeout_ms(game), services.PRESENCE_ANNOUNCE_TTL_MS, len(ids), *ids]
+        before: list[str | int] = ["EVALSHA", scripts.PRESENCE_UPDATE.sha, len(key_list), *key_list, "server"]
+        after: list[str | int] = [services._timeout_ms(game), services.PRESENCE_ANNOUNCE_TTL_MS, len(ids), *ids]
         self.ids = len(ids)
         self._head = b"*%d\r\n" % (len(before) + 1 + len(after)) + _bulk(*before)
         self._tail = _bulk(*after)

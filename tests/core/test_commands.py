@@ -96,6 +96,7 @@ def test_it_creates_a_leaderboard_with_every_option():
         3_600_000,
         "America/New_York",
     )
+    assert board.starts_at is not None and board.ends_at is not None
     assert (board.starts_at.isoformat(), board.ends_at.isoformat()) == (
         "2026-11-01T00:00:00+00:00",
         "2027-02-28T23:00:00+00:00",

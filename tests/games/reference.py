@@ -122,7 +122,7 @@ class ReferenceLeaderboard:
         ):
             raise Rejected("invalid", "display_name")
 
-    def submit_item(self, item: Mapping[str, Any]) -> Submitted:
+    def submit_item(self, item: object) -> Submitted:
         """Apply one raw JSON item of a submission (as POSTed), validating its shape first."""
         if not isinstance(item, Mapping) or not set(item) >= ITEM_REQUIRED or not set(item) <= ITEM_FIELDS:
             raise Rejected("invalid", None)

@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 
 from live import events
 
-ADAPTERS = {kind: TypeAdapter(shape) for kind, shape in events.PAYLOADS.items()}
+ADAPTERS: dict[str, TypeAdapter[Any]] = {kind: TypeAdapter(shape) for kind, shape in events.PAYLOADS.items()}
 # The one format of instants (core.clock.iso).
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 TIMESTAMP_FIELDS = frozenset({"resets_at", "last_seen", "at"})

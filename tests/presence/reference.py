@@ -61,8 +61,8 @@ class ReferencePresence:
 
     def online_players(self, now: int) -> list[tuple[str, int]]:
         """(player_id, last seen), most recently seen first; ties in reverse byte order of the id."""
-        found = [(p, s.last_seen) for p, s in self.players.items() if self.online(p, now)]
-        return sorted(found, key=lambda e: (e[1], e[0].encode()), reverse=True)  # type: ignore[return-value]
+        found = [(p, s.last_seen) for p, s in self.players.items() if s.last_seen is not None and self.online(p, now)]
+        return sorted(found, key=lambda e: (e[1], e[0].encode()), reverse=True)
 
     def watching(self, now: int) -> int:
         return sum(1 for at in self.watchers.values() if at >= self._cutoff(now))

@@ -200,9 +200,9 @@ class Run:
             assert got_joined == model.page_beat(op.player_id, op.socket_id, self.now_ms), f"{where}: joined?"
         elif isinstance(op, PageLeave):
             with clock_at(now):
-                got = await services.page_leave(game=game, player_id=op.player_id, socket_id=op.socket_id)
+                said = await services.page_leave(game=game, player_id=op.player_id, socket_id=op.socket_id)
             expected = model.page_leave(op.player_id, op.socket_id, self.now_ms)
-            assert (got == "left") == (expected == "left"), f"{where}: page_leave said {got!r}, expected {expected!r}"
+            assert (said == "left") == (expected == "left"), f"{where}: page_leave said {said!r}, expected {expected!r}"
         elif isinstance(op, WatcherBeat):
             with clock_at(now):
                 await services.watcher_beat(game=game, socket_id=op.socket_id)
@@ -222,6 +222,7 @@ class Run:
     async def claim(self, where: str) -> None:
         with clock_at(self.now):
             changes = await services.presence_claim_changes(announcer="test", game=self.game)
+        assert changes is not None, f"{where}: the one announcer was refused the lease"
         self.claims += 1
         joined = [p.player_id for p in changes.joined]
         assert changes.version == self.claims, f"{where}: version"
@@ -249,10 +250,10 @@ class Run:
         looked_up = (*POOL, NEVER_SEEN)
         # All at once: independent reads, so the round trips overlap.
         with clock_at(now):
-            page, among, *found = await asyncio.gather(
+            page, among, found = await asyncio.gather(
                 selectors.presence_page(game=game, offset=0, limit=len(POOL) + 1),
                 selectors.online_among(game=game, player_ids=looked_up),
-                *(selectors.player_presence(game=game, player_id=p) for p in looked_up),
+                asyncio.gather(*(selectors.player_presence(game=game, player_id=p) for p in looked_up)),
             )
         expected = model.online_players(now_ms)
         assert (page.online, page.watching) == (len(expected), model.watching(now_ms)), f"{where}: counts"

@@ -25,6 +25,7 @@ async def presence_of(game, player_id, now):
 async def claimed(game, now):
     with clock_at(now):
         changes = await services.presence_claim_changes(announcer="test", game=game)
+    assert changes is not None
     return [p.player_id for p in changes.joined], changes.left
 
 

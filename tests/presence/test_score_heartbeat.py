@@ -34,6 +34,7 @@ async def test_it_counts_an_accepted_score_as_a_heartbeat_and_a_join(presence_ga
     assert [(p.player_id, p.display_name, p.last_seen) for p in page.players] == [("a", "Ann", at(30))]
     with clock_at(at(30)):
         claim = await services.presence_claim_changes(announcer="test", game=game)
+    assert claim is not None
     assert [(p.player_id, p.display_name, p.last_seen) for p in claim.joined] == [("a", "Ann", at(0))]
 
 
@@ -104,4 +105,5 @@ async def test_it_does_not_move_last_seen_on_an_idempotent_replay(presence_game)
     assert await presence_of(game, "a", at(100)) == (False, at(0))
     with clock_at(at(100)):
         claim = await services.presence_claim_changes(announcer="test", game=game)
+    assert claim is not None
     assert (claim.joined, claim.left) == ([], [])

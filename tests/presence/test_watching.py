@@ -47,6 +47,7 @@ async def test_it_stops_counting_a_watcher_who_leaves(presence_game):
     assert await counts(game, at(1)) == (0, 1, [])
     with clock_at(at(1)):
         claim = await services.presence_claim_changes(announcer="test", game=game)
+    assert claim is not None
     assert (claim.watching, claim.joined, claim.left) == (1, [], [])
 
 
@@ -62,4 +63,5 @@ async def test_it_prunes_expired_watchers_without_announcing_them(presence_game)
     assert await counts(game, at(100)) == (0, 1, [])
     with clock_at(at(100)):
         claim = await services.presence_claim_changes(announcer="test", game=game)
+    assert claim is not None
     assert (claim.watching, claim.joined, claim.left) == (1, [], [])
