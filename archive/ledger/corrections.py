@@ -7,17 +7,17 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from core import clock, keys, text
+from core import clock, errors, keys, text
 from core.audit import SYSTEM, Action, Actor, audit_record
 from core.config import BoardConfig
-from core.errors import ServiceError
 from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, Leaderboard, is_player_id
 from core.redis import get_redis, run_sync
 from games import periods
 from games import services as game_services
+from games.scripts import board as game_board_scripts
 from games.services import PeriodStanding
 
-from .. import scripts
+from . import board_scripts
 from .events import CORRECTION_REASON_MAX_CHARS
 
 
@@ -27,79 +27,86 @@ class Corrected:
     periods: dict[str, PeriodStanding]
 
 
-def _check_correction(board: BoardConfig, player_id: str, value: int, reason: str) -> None:
+def _check_correction(board: BoardConfig, player_id: str, value: int, subscore: int | None, reason: str) -> None:
     if not is_player_id(player_id):
-        raise ServiceError(422, "invalid", PLAYER_ID_MESSAGE, field="player_id")
+        raise errors.invalid("player_id", PLAYER_ID_MESSAGE)
     if type(value) is not int or abs(value) > MAX_SAFE_SCORE:  # bool and float included
-        raise ServiceError(422, "invalid", "Must be an integer with |value| <= 2^53-1.", field="value")
+        raise errors.invalid("value", "Must be an integer with |value| <= 2^53-1.")
+    if subscore is not None:
+        if not board.has_subscore:
+            raise errors.invalid("subscore", "This leaderboard has no subscores (its ties are not 'subscore').")
+        if type(subscore) is not int or abs(subscore) > MAX_SAFE_SCORE:
+            raise errors.invalid("subscore", "Must be an integer with |subscore| <= 2^53-1.")
     if board.mode == Leaderboard.Mode.INCREMENT:
         # An amount added to the total: the per-submission bounds do not apply, it may be negative.
-        if value == 0:
-            raise ServiceError(422, "invalid", "A correction of 0 changes nothing.", field="value")
+        if value == 0 and not subscore:
+            raise errors.invalid("value", "A correction of 0 changes nothing.")
     else:
         if board.min_score is not None and value < board.min_score:
-            raise ServiceError(
-                422, "out_of_bounds", f"Must be at least {board.min_score} on this board.", field="value"
-            )
+            raise errors.out_of_bounds(field="value", minimum=board.min_score)
         if board.max_score is not None and value > board.max_score:
-            raise ServiceError(422, "out_of_bounds", f"Must be at most {board.max_score} on this board.", field="value")
+            raise errors.out_of_bounds(field="value", maximum=board.max_score)
     if len(reason) > CORRECTION_REASON_MAX_CHARS:
-        raise ServiceError(422, "invalid", f"At most {CORRECTION_REASON_MAX_CHARS} characters.", field="reason")
+        raise errors.invalid("reason", f"At most {CORRECTION_REASON_MAX_CHARS} characters.")
     if text.has_control_characters(reason):
-        raise ServiceError(422, "invalid", text.CONTROL_MESSAGE, field="reason")
+        raise errors.invalid("reason", text.CONTROL_MESSAGE)
 
 
 def score_correct(
-    *, board: Leaderboard | BoardConfig, player_id: str, value: int, reason: str = "", by: Actor = SYSTEM
+    *,
+    board: Leaderboard | BoardConfig,
+    player_id: str,
+    value: int,
+    subscore: int | None = None,
+    reason: str = "",
+    by: Actor = SYSTEM,
 ) -> Corrected:
     """An admin's correction of a player's score on the board's current periods, recorded in its ledger.
 
     Increment boards: ``value`` is added (negative to take away). Best and latest
-    boards: the score becomes ``value``, even if that is worse than the best.
-    Raises ServiceError: 422 bad input, 404 unknown player, 403 hidden player
-    (unhide them first), 422 score_overflow (a total past what the board keeps exact).
+    boards: the score becomes ``value``, even if that is worse than the best. A
+    ``subscore`` (boards with ties 'subscore') is added or set likewise; without one the
+    player's subscore stays. Raises ServiceError: 422 bad input, 404 unknown player, 403
+    hidden player (unhide them first), 422 score_overflow (a total past ±(2^53-1)).
     """
     config = board if isinstance(board, BoardConfig) else BoardConfig.from_model(board, board.game)
-    _check_correction(config, player_id, value, reason)
+    _check_correction(config, player_id, value, subscore, reason)
     # A typo in an admin form must not create a player: the game must know them.
     if not run_sync(lambda: get_redis().hexists(keys.names(config.game_slug), player_id)):
-        raise ServiceError(404, "player_not_found", f"No player {player_id!r} in this game.", field="player_id")
+        raise errors.player_not_found(player_id=player_id, field="player_id")
     now = clock.now()
     current = periods.board_current(config, now)
-    ref = config.ref
-    key_list = [*game_services.board_write_keys(ref), *(keys.board(ref, p.kind, p.id) for p in current)]
-    args: list[str | int] = [
-        config.mode,
-        clock.to_ms(now),
-        len(current),
-        settings.ARCHIVE_GRACE_SECS * 1000,
-        player_id,
-        config.sort_base(value),
-        value,
-        reason,
-    ]
-    for p in current:
-        args += game_services.window_args(config, p)
-    raw = run_sync(lambda: scripts.SCORE_CORRECT(get_redis(), key_list, args))
-    if raw[0] == "err":
-        if raw[1] == "hidden":
-            raise ServiceError(
-                403, "player_hidden", "This player is hidden: unhide them before correcting.", field="player_id"
-            )
-        limit = config.max_abs(raw[2])
-        raise ServiceError(
-            422, "score_overflow", f"The {raw[2]} total would pass ±{limit:,} and stop being exact.", field="value"
+    correction = board_scripts.Correction(
+        player_id=player_id,
+        value=config.sort_base(value),
+        sub=None if subscore is None else config.sub_oriented(subscore),
+        score=value,
+        subscore=subscore,
+        reason=reason,
+    )
+    reply = run_sync(
+        lambda: board_scripts.score_correct(
+            get_redis(),
+            board=game_services.board_rules(config),
+            now_ms=clock.to_ms(now),
+            grace_ms=settings.ARCHIVE_GRACE_SECS * 1000,
+            periods=game_services.window_periods(current),
+            correction=correction,
         )
-    run_sync(lambda: get_redis().zadd(keys.live_changes(), {ref: clock.to_ms(now)}, nx=True))
-    standings = {}
-    for i in range(1, len(raw), 4):
-        kind, period_id, base, rank = raw[i : i + 4]
-        standings[kind] = PeriodStanding(kind, period_id, config.score_from_base(base), int(rank))
+    )
+    if isinstance(reply, game_board_scripts.Refused):
+        if reply.code is game_board_scripts.Refusal.HIDDEN:
+            raise errors.player_hidden(message="This player is hidden: unhide them before correcting.")
+        raise errors.score_overflow(window=reply.detail, limit=MAX_SAFE_SCORE, field="value")
+    run_sync(lambda: get_redis().zadd(keys.live_changes(), {config.ref: clock.to_ms(now)}, nx=True))
+    standings = game_services.standings_of(config, reply)
     detail = {
         "leaderboard": config.slug,
         "value": value,
         "scores": {kind: s.score for kind, s in standings.items()},
     }
+    if subscore is not None:
+        detail["subscore"] = subscore
     audit_record(
         action=Action.CORRECT, game_slug=config.game_slug, player_id=player_id, by=by, reason=reason, detail=detail
     )
