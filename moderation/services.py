@@ -21,11 +21,11 @@ from django.db.models import Q
 
 from accounts.models import PlayerLink
 from archive.ledger.erasure import player_forget
-from core import clock, keys
+from core import clock, errors, keys
 from core.audit import SYSTEM, Action, Actor, audit_forget_names, audit_record, checked_reason
-from core.errors import ServiceError
 from core.models import PLAYER_ID_MESSAGE, DeadLetter, Game, Leaderboard, Player, is_player_id
 from core.redis import get_redis, run_sync
+from core.worksets import mark
 from presence import services as presence_services
 from presence.services import PRESENCE_ANNOUNCE_TTL_MS
 
@@ -108,6 +108,7 @@ async def _erase_in_redis(slug: str, board_slugs: list[str], player_id: str, now
         left += board_left
         records += board_records
         await get_redis().zadd(keys.live_changes(), {ref: now_ms}, nx=True)
+        await mark(ledger=[ref], now_ms=now_ms)  # its erasure entry, for the drain
     if online:
         await presence_services.presence_changed(slug=slug)
     return [left, named, recent, records, codes, online]
@@ -128,10 +129,10 @@ def player_erase(*, game: Game, player_id: str, reason: str, by: Actor = SYSTEM)
     game knows nothing of them. Safe to repeat: a second run finishes what a first one
     cut short left."""
     if not is_player_id(player_id):
-        raise ServiceError(422, "invalid", PLAYER_ID_MESSAGE, field="player_id")
+        raise errors.invalid("player_id", PLAYER_ID_MESSAGE)
     reason = checked_reason(reason, required=True)
     if not selectors.player_is_known(game=game, player_id=player_id):
-        raise ServiceError(404, "player_not_found", f"{game.name} has no player “{player_id}”.")
+        raise errors.player_not_found(game=game, player_id=player_id)
     now_ms = clock.to_ms(clock.now())
     with transaction.atomic():
         # Redis last: if it fails, the transaction rolls back and nothing changed.

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from core import clock, keys, text
+from core import clock, errors, keys, text
 from core.audit import SYSTEM, Action, Actor, audit_record
 from core.config import BoardConfig
-from core.errors import ServiceError
 from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, Leaderboard, is_player_id
 from core.redis import get_redis, run_sync
+from core.worksets import mark_boards
 from games import periods
 from games import services as game_services
 from games.services import PeriodStanding
@@ -29,24 +29,22 @@ class Corrected:
 
 def _check_correction(board: BoardConfig, player_id: str, value: int, reason: str) -> None:
     if not is_player_id(player_id):
-        raise ServiceError(422, "invalid", PLAYER_ID_MESSAGE, field="player_id")
+        raise errors.invalid("player_id", PLAYER_ID_MESSAGE)
     if type(value) is not int or abs(value) > MAX_SAFE_SCORE:  # bool and float included
-        raise ServiceError(422, "invalid", "Must be an integer with |value| <= 2^53-1.", field="value")
+        raise errors.invalid("value", "Must be an integer with |value| <= 2^53-1.")
     if board.mode == Leaderboard.Mode.INCREMENT:
         # An amount added to the total: the per-submission bounds do not apply, it may be negative.
         if value == 0:
-            raise ServiceError(422, "invalid", "A correction of 0 changes nothing.", field="value")
+            raise errors.invalid("value", "A correction of 0 changes nothing.")
     else:
         if board.min_score is not None and value < board.min_score:
-            raise ServiceError(
-                422, "out_of_bounds", f"Must be at least {board.min_score} on this board.", field="value"
-            )
+            raise errors.out_of_bounds(field="value", minimum=board.min_score)
         if board.max_score is not None and value > board.max_score:
-            raise ServiceError(422, "out_of_bounds", f"Must be at most {board.max_score} on this board.", field="value")
+            raise errors.out_of_bounds(field="value", maximum=board.max_score)
     if len(reason) > CORRECTION_REASON_MAX_CHARS:
-        raise ServiceError(422, "invalid", f"At most {CORRECTION_REASON_MAX_CHARS} characters.", field="reason")
+        raise errors.invalid("reason", f"At most {CORRECTION_REASON_MAX_CHARS} characters.")
     if text.has_control_characters(reason):
-        raise ServiceError(422, "invalid", text.CONTROL_MESSAGE, field="reason")
+        raise errors.invalid("reason", text.CONTROL_MESSAGE)
 
 
 def score_correct(
@@ -63,7 +61,7 @@ def score_correct(
     _check_correction(config, player_id, value, reason)
     # A typo in an admin form must not create a player: the game must know them.
     if not run_sync(lambda: get_redis().hexists(keys.names(config.game_slug), player_id)):
-        raise ServiceError(404, "player_not_found", f"No player {player_id!r} in this game.", field="player_id")
+        raise errors.player_not_found(player_id=player_id, field="player_id")
     now = clock.now()
     current = periods.board_current(config, now)
     ref = config.ref
@@ -83,14 +81,11 @@ def score_correct(
     raw = run_sync(lambda: scripts.SCORE_CORRECT(get_redis(), key_list, args))
     if raw[0] == "err":
         if raw[1] == "hidden":
-            raise ServiceError(
-                403, "player_hidden", "This player is hidden: unhide them before correcting.", field="player_id"
-            )
-        limit = config.max_abs(raw[2])
-        raise ServiceError(
-            422, "score_overflow", f"The {raw[2]} total would pass ±{limit:,} and stop being exact.", field="value"
-        )
+            raise errors.player_hidden(message="This player is hidden: unhide them before correcting.")
+        raise errors.score_overflow(window=raw[2], limit=config.max_abs(raw[2]), field="value")
     run_sync(lambda: get_redis().zadd(keys.live_changes(), {ref: clock.to_ms(now)}, nx=True))
+    # The drain must store its ledger entry, and the close run see the jobs it may have scheduled.
+    run_sync(lambda: mark_boards([config], now, periods.board_current))
     standings = {}
     for i in range(1, len(raw), 4):
         kind, period_id, base, rank = raw[i : i + 4]

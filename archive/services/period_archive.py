@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import transaction
 
-from core import clock, keys, metrics
+from core import clock, errors, keys, metrics
 from core.config import BoardConfig
 from core.errors import REDIS_FAILURES, ServiceError
 from core.models import Leaderboard
@@ -72,15 +72,13 @@ class _Run:
 def _period(board: BoardConfig, period: str, period_id: str) -> periods.Period:
     if period not in periods.WINDOWS:
         choices = ", ".join(periods.WINDOWS)
-        raise ServiceError(422, "invalid", f"Unknown window {period!r}; use one of {choices}.", field="period")
+        raise errors.invalid("period", f"Unknown window {period!r}; use one of {choices}.")
     try:
         resolved = periods.window_parse(board, period, period_id)
     except periods.InvalidPeriod as error:
-        raise ServiceError(422, "invalid", f"{error}.", field="period_id") from None
+        raise errors.invalid("period_id", f"{error}.") from None
     if resolved.ends_at is None or resolved.starts_at is None:
-        raise ServiceError(
-            422, "not_archived", "The all-time board never ends, so it is never archived.", field="period"
-        )
+        raise errors.not_archived()
     return resolved
 
 
@@ -116,12 +114,7 @@ async def _retain(ref: str, board_key: str, now_ms: int) -> None:
 
 
 def _board_changed(period: periods.Period) -> ServiceError:
-    return ServiceError(
-        409,
-        "board_changed",
-        f"The {period.kind} board {period.id} changed while it was being archived (a player hidden or "
-        "restored); the next attempt archives it again.",
-    )
+    return errors.board_changed(window=period.kind, period_id=period.id)
 
 
 def period_archive(
@@ -153,14 +146,9 @@ def period_archive(
     assert resolved.ends_at is not None and resolved.starts_at is not None
     finished = clock.now() >= resolved.ends_at or not board.active
     if not finished and not force:
-        raise ServiceError(
-            409,
-            "period_open",
-            f"The {period} period {period_id} is still open (it ends at {clock.iso(resolved.ends_at)}); "
-            "force a snapshot to archive it now.",
-        )
+        raise errors.period_open(window=period, period_id=period_id, ends_at=resolved.ends_at)
     if chunk_size < 1:
-        raise ServiceError(422, "invalid", "The chunk size must be at least 1.", field="chunk_size")
+        raise errors.invalid("chunk_size", "The chunk size must be at least 1.")
     run = _Run(
         board=board,
         config=config,
@@ -173,11 +161,7 @@ def period_archive(
         after_chunk=after_chunk,
     )
     if not run_sync(_lock, run.lock_key, "take", run.run):
-        raise ServiceError(
-            409,
-            "archive_busy",
-            f"The {period} period {period_id} is being archived by another run right now; try again in a few minutes.",
-        )
+        raise errors.archive_busy(window=period, period_id=period_id)
     try:
         return _archive_locked(run)
     finally:
@@ -194,12 +178,7 @@ def _archive_locked(run: _Run) -> ArchivedPeriod:
         return existing
     exists, known = run_sync(_board_state, run.ref, run.board_key)
     if not exists and not known:
-        raise ServiceError(
-            404,
-            "board_missing",
-            f"No {period.kind} board {period.id} is in Redis and it was never archived: nothing to archive. "
-            "If Redis lost its data, run rebuild_leaderboards first.",
-        )
+        raise errors.board_missing(window=period.kind, period_id=period.id)
     assert period.starts_at is not None and period.ends_at is not None  # never all-time (see _period)
     archived, _ = ArchivedPeriod.objects.update_or_create(
         leaderboard=run.board,
@@ -248,7 +227,7 @@ def _copy_board(run: _Run, archived: ArchivedPeriod) -> None:
         if run.progress is not None:
             run.progress(written, max(board.total, written))
         if not run_sync(_lock, run.lock_key, "extend", run.run):
-            raise ServiceError(409, "archive_busy", "This archive run lost its lock to another run; it stopped.")
+            raise errors.archive_busy()
         if run.after_chunk is not None:
             run.after_chunk(index)
         index += 1
