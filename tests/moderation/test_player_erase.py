@@ -119,7 +119,7 @@ def live_everywhere(game: Game, django_user_model: Any) -> None:
     ledger.ledger_drain()
     with clock_at(MONDAY):
         period_archive(
-            board=game.leaderboards.first(), period="daily", period_id=periods.current("daily", "UTC", yesterday).id
+            board=game.leaderboards.get(), period="daily", period_id=periods.current("daily", "UTC", yesterday).id
         )
     services.players_sync_pending()
     services.player_rename(player=Player.objects.get(game=game, player_id=ERASED), display_name="Ally", reason="typo")
@@ -244,7 +244,12 @@ def test_it_erases_a_player_whose_scores_a_running_rebuild_has_read(game, monkey
 
     if moment == "restoring names":
         names = rebuild._names
-        monkeypatch.setattr(rebuild, "_names", lambda *args: (erase(), names(*args))[1])
+
+        def erase_then_read_names(*args):
+            erase()
+            return names(*args)
+
+        monkeypatch.setattr(rebuild, "_names", erase_then_read_names)
     with clock_at(MONDAY):
         ledger.leaderboards_rebuild(game=game, progress=progress)
 
