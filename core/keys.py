@@ -230,6 +230,13 @@ def config_epoch() -> str:
     return "config:{all}:epoch"
 
 
+def config_changes() -> str:
+    """STREAM of config changes, one entry per epoch bump (fields ``game`` and ``board``, the
+    board's slug or '' for the game itself), written in one transaction with the epoch: a
+    process reloads only what changed since the epoch it read (config.list_games)."""
+    return "config:{all}:changes"
+
+
 def api_rate(slug: str, key_prefix: str) -> str:
     """GCRA state (theoretical arrival time, ms) of one API key."""
     return f"rl:{_tag(slug)}:key:{key_prefix}"

@@ -205,7 +205,7 @@ async def test_it_keeps_each_scripts_keys_on_one_cluster_slot(make_game):
     stored = [
         k
         async for k in get_redis().scan_iter(match="*")
-        if k not in (keys.live_changes(), keys.live_presence_changes(), keys.config_epoch())
+        if k not in (keys.live_changes(), keys.live_presence_changes(), keys.config_epoch(), keys.config_changes())
     ]
     assert {key_slot(k.encode()) for k in stored} == {board_slot, game_slot}
     assert len(stored) >= 8
