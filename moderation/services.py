@@ -25,7 +25,6 @@ from core import clock, errors, keys
 from core.audit import SYSTEM, Action, Actor, audit_forget_names, audit_record, checked_reason
 from core.models import PLAYER_ID_MESSAGE, DeadLetter, Game, Leaderboard, Player, is_player_id
 from core.redis import get_redis, run_sync
-from core.worksets import mark
 from presence import services as presence_services
 from presence.services import PRESENCE_ANNOUNCE_TTL_MS
 
@@ -108,7 +107,6 @@ async def _erase_in_redis(slug: str, board_slugs: list[str], player_id: str, now
         left += board_left
         records += board_records
         await get_redis().zadd(keys.live_changes(), {ref: now_ms}, nx=True)
-        await mark(ledger=[ref], now_ms=now_ms)  # its erasure entry, for the drain
     if online:
         await presence_services.presence_changed(slug=slug)
     return [left, named, recent, records, codes, online]

@@ -12,7 +12,6 @@ from core.audit import SYSTEM, Action, Actor, audit_record
 from core.config import BoardConfig
 from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, Leaderboard, is_player_id
 from core.redis import get_redis, run_sync
-from core.worksets import mark_boards
 from games import periods
 from games import services as game_services
 from games.services import PeriodStanding
@@ -84,8 +83,6 @@ def score_correct(
             raise errors.player_hidden(message="This player is hidden: unhide them before correcting.")
         raise errors.score_overflow(window=raw[2], limit=config.max_abs(raw[2]), field="value")
     run_sync(lambda: get_redis().zadd(keys.live_changes(), {ref: clock.to_ms(now)}, nx=True))
-    # The drain must store its ledger entry, and the close run see the jobs it may have scheduled.
-    run_sync(lambda: mark_boards([config], now, periods.board_current))
     standings = {}
     for i in range(1, len(raw), 4):
         kind, period_id, base, rank = raw[i : i + 4]
