@@ -30,6 +30,7 @@ from games import selectors as board_reads
 
 from .. import bulk, scripts
 from ..models import ArchivedPeriod, ArchivedStanding
+from .period_events import ends_season, period_archived_emit, season_ended_emit, season_lock
 
 # Standings read from Redis and written to the database per step: one board_window
 # call (~10 ms of Redis time) and one bulk upsert. Memory holds one chunk at a time.
@@ -96,6 +97,11 @@ async def _board_state(ref: str, board_key: str) -> tuple[bool, bool]:
     exists, indexed, stashed = await pipe.execute()
     # '+inf' in the index: written and not yet archived (a retained board's entry is finite).
     return bool(exists), indexed == float("inf") or bool(stashed)
+
+
+def _still_to_archive(ref: str, period: periods.Period) -> bool:
+    """Whether a period's board holds or held scores, so that a close job will archive it."""
+    return any(run_sync(_board_state, ref, keys.board(ref, period.kind, period.id)))
 
 
 async def _retain(ref: str, board_key: str, now_ms: int) -> None:
@@ -274,9 +280,13 @@ def _store_chunk(run: _Run, archived: ArchivedPeriod, entries: list[board_reads.
 
 
 def _complete(run: _Run, archived: ArchivedPeriod) -> ArchivedPeriod:
-    """Drop rows of earlier runs, count, mark complete (or a snapshot); then the board's retention."""
+    """Drop rows of earlier runs, count, mark complete (or a snapshot) with its events; then the
+    board's retention."""
     now: dt.datetime = clock.now()
+    season_end = run.finished and ends_season(run.config, run.period)
     with transaction.atomic():
+        if season_end:
+            season_lock(run.board)
         # Rows of earlier runs whose players are no longer on the board (a snapshot
         # overwritten by the final state, or a crashed run's rows): one DELETE.
         ArchivedStanding.objects.filter(archived_period=archived).exclude(run=run.run).delete()
@@ -287,6 +297,12 @@ def _complete(run: _Run, archived: ArchivedPeriod) -> ArchivedPeriod:
         archived.status = ArchivedPeriod.Status.COMPLETE if run.finished else ArchivedPeriod.Status.SNAPSHOT
         archived.archived_at = now
         archived.save(update_fields=["total", "status", "archived_at"])
+        if run.finished:  # the one transition to complete: announced once, with it
+            period_archived_emit(config=run.config, period=run.period, archived=archived, now=now)
+        if season_end:
+            season_ended_emit(
+                board=run.board, config=run.config, still_to_archive=lambda p: _still_to_archive(run.ref, p)
+            )
     if run.finished:
         # Only now: a board never expires before its archive is complete.
         run_sync(_retain, run.ref, run.board_key, clock.to_ms(now))
