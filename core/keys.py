@@ -332,6 +332,35 @@ def live_presence_changes() -> str:
     return "live:{changes}:presence"
 
 
+# --------------------------------------------------------------------------- background work sets
+# On the live change set's tag: a submission marks them in the pipeline that marks that set, so
+# on a cluster they add no node to it (core/worksets.py).
+
+
+def work_ledger() -> str:
+    """ZSET of board refs whose ledger stream may hold entries not yet stored (ref -> first mark,
+    ms): the drain visits these boards only. Marked after the write (core/worksets.py)."""
+    return "work:{changes}:ledger"
+
+
+def work_close_due() -> str:
+    """ZSET board ref -> when its close jobs next need a visit (ms): never later than its earliest
+    due job or claim deadline. The close-job run visits the refs scored up to now only."""
+    return "work:{changes}:close-due"
+
+
+def work_close_dead() -> str:
+    """ZSET of board refs holding dead close jobs (ref -> first seen, ms): what the dead-jobs
+    gauge reads instead of every board's queue."""
+    return "work:{changes}:close-dead"
+
+
+def work_sweep() -> str:
+    """HASH of the background safety net's cursors: the last board (pk) it visited, and one
+    keyspace SCAN cursor per Redis node, so each run takes the next slice."""
+    return "work:{sweep}:cursors"
+
+
 # --------------------------------------------------------------------------- live sockets
 
 

@@ -29,6 +29,7 @@ from core.errors import ServiceError
 from core.lua import ensure_loaded
 from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, DeadLetter, Game, Leaderboard, Player, is_player_id
 from core.redis import get_redis, run_sync, scripts_replicated
+from core.worksets import queue_marks
 from presence.services import PRESENCE_ANNOUNCE_TTL_MS
 
 from . import periods, scripts, selectors
@@ -491,6 +492,7 @@ async def _apply_to_game(
     changed = {q.board.ref for q, raw in applied if not int(raw[1])}
     if changed:
         pipe.zadd(keys.live_changes(), dict.fromkeys(changed, now_ms), nx=True)
+        queue_marks(pipe, {q.board for q, raw in applied if not int(raw[1])}, now, periods.board_current)
         if heartbeat:
             # A score is a heartbeat: a player may have come online.
             pipe.zadd(keys.live_presence_changes(), {game.slug: now_ms}, nx=True)

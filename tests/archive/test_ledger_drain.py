@@ -169,7 +169,7 @@ def test_it_drains_in_batches_until_a_short_one(game):
 
 
 def test_it_delivers_again_what_a_crash_between_read_and_ack_left(game):
-    ledger.ledger_drain(consumer="worker-1")  # the group exists, as in production
+    ledger.ledger_drain(game=game, consumer="worker-1")  # the group exists, as in production
     for i in range(3):
         submit(game, f"p{i}", i + 1)
     assert len(read_without_ack("worker-1")) == 3
@@ -182,7 +182,7 @@ def test_it_delivers_again_what_a_crash_between_read_and_ack_left(game):
 
 
 def test_it_stores_once_when_the_crash_came_after_the_insert(game):
-    ledger.ledger_drain(consumer="worker-1")
+    ledger.ledger_drain(game=game, consumer="worker-1")
     for i in range(3):
         submit(game, f"p{i}", i + 1)
     entries = read_without_ack("worker-1")
@@ -196,7 +196,7 @@ def test_it_stores_once_when_the_crash_came_after_the_insert(game):
 
 
 def test_it_takes_over_what_a_dead_consumer_held(game):
-    ledger.ledger_drain(consumer="dead")
+    ledger.ledger_drain(game=game, consumer="dead")
     submit(game, "a", 1)
     submit(game, "b", 2)
     read_without_ack("dead")
@@ -211,7 +211,7 @@ def test_it_takes_over_what_a_dead_consumer_held(game):
 
 
 def test_it_takes_over_a_dead_consumers_backlog_a_batch_at_a_time(game):
-    ledger.ledger_drain(consumer="dead")
+    ledger.ledger_drain(game=game, consumer="dead")
     submit_many(game, [services.Submission(f"p{i}", 1, leaderboard="main") for i in range(25)])
     assert len(read_without_ack("dead")) == 25
     appended = stream()
@@ -221,7 +221,7 @@ def test_it_takes_over_a_dead_consumers_backlog_a_batch_at_a_time(game):
 
 
 def test_it_stores_once_what_a_recreated_group_delivers_again(game):
-    ledger.ledger_drain(consumer="worker-1")
+    ledger.ledger_drain(game=game, consumer="worker-1")
     for i in range(3):
         submit(game, f"p{i}", i + 1)
     entries = read_without_ack("worker-1")
@@ -297,7 +297,7 @@ def test_it_leaves_replays_and_refusals_out_of_the_ledger(make_game):
 
 @pytest.mark.parametrize("reader", ["worker-1", "other"])
 def test_it_acks_entries_trimmed_before_they_were_stored(game, caplog, reader):
-    ledger.ledger_drain(consumer="worker-1")
+    ledger.ledger_drain(game=game, consumer="worker-1")
     submit(game, "a", 1)
     read_without_ack("worker-1")
     run_sync(lambda: get_redis().xtrim(keys.ledger("tetris.main"), maxlen=0))
@@ -310,7 +310,7 @@ def test_it_acks_entries_trimmed_before_they_were_stored(game, caplog, reader):
 
 
 def test_it_drops_long_idle_consumers_holding_nothing(game, monkeypatch):
-    ledger.ledger_drain(consumer="gone")
+    ledger.ledger_drain(game=game, consumer="gone")
     submit(game, "a", 1)
     read_without_ack("holding")
     monkeypatch.setattr(drain, "LEDGER_CONSUMER_IDLE_DROP_MS", 0)
@@ -346,7 +346,7 @@ def test_it_refuses_scores_rather_than_lose_them_when_the_backlog_is_full(game, 
 
 
 def test_it_keeps_entries_read_but_not_yet_stored_when_it_trims(game):
-    ledger.ledger_drain(consumer="worker-1")
+    ledger.ledger_drain(game=game, consumer="worker-1")
     submit(game, "a", 1)
     read_without_ack("worker-1")  # a drain that is still storing these
     submit(game, "b", 2)  # and one nobody has read yet
