@@ -15,6 +15,11 @@ CLOSE_JOBS_INTERVAL_SECS = 5.0
 WORK_SWEEP_INTERVAL_SECS = 10.0
 # The ledger drain: at most this long between an accepted score and its database row.
 LEDGER_DRAIN_INTERVAL_SECS = 5.0
+# Domain events go out when their fact commits (a task queued then); this sweep delivers what
+# that missed (the broker down, a worker killed) and retries failed handlers when due.
+EVENTS_SWEEP_INTERVAL_SECS = 30.0
+# Delivered events older than EVENT_RETENTION_SECS are pruned this often.
+EVENTS_PRUNE_INTERVAL_SECS = 3600.0
 
 BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "sync-new-players": {
@@ -45,6 +50,16 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "archive.tasks.drain_ledger",
         "schedule": LEDGER_DRAIN_INTERVAL_SECS,
         "options": {"expires": LEDGER_DRAIN_INTERVAL_SECS * 3},
+    },
+    "deliver-events": {
+        "task": "core.tasks.deliver_events",
+        "schedule": EVENTS_SWEEP_INTERVAL_SECS,
+        "options": {"expires": EVENTS_SWEEP_INTERVAL_SECS},
+    },
+    "prune-events": {
+        "task": "core.tasks.prune_events",
+        "schedule": EVENTS_PRUNE_INTERVAL_SECS,
+        "options": {"expires": EVENTS_PRUNE_INTERVAL_SECS},
     },
     # Expired presence members leave (and are announced) within this interval.
     "prune-presence": {

@@ -21,7 +21,7 @@ from django.db.models import Q
 
 from accounts.models import PlayerLink
 from archive.ledger.erasure import player_forget
-from core import clock, errors, keys
+from core import clock, errors, keys, outbox
 from core.audit import SYSTEM, Action, Actor, audit_forget_names, audit_record, checked_reason
 from core.models import PLAYER_ID_MESSAGE, DeadLetter, Game, Leaderboard, Player, is_player_id
 from core.redis import get_redis, run_sync
@@ -169,6 +169,8 @@ def player_erase(*, game: Game, player_id: str, reason: str, by: Actor = SYSTEM)
             detail={"boards": boards, "score events": events, "standings anonymised": standings, "links": links}
             | erased.other,
         )
+        erased_at = clock.iso(clock.from_ms(now_ms))
+        outbox.event_emit(outbox.PlayerErased(game=game.slug, player_id=player_id, erased_at=erased_at))
     return erased
 
 
@@ -223,6 +225,7 @@ def game_delete(*, game: Game, reason: str, by: Actor = SYSTEM) -> GameDeleted:
         audit_record(
             action=Action.DELETE_GAME, game_slug=slug, by=by, reason=reason, detail={**rows, "redis_keys": removed}
         )
+        outbox.event_emit(outbox.GameDeleted(game=slug, deleted_at=clock.iso(clock.now())))
     # A write that passed its checks just before the game went inactive may have landed
     # after the first pass.
     removed += run_sync(_purge, slug)

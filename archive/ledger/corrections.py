@@ -6,11 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db import transaction
 
 from core import clock, errors, keys, text
 from core.audit import SYSTEM, Action, Actor, audit_record
 from core.config import BoardConfig
 from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, Leaderboard, is_player_id
+from core.outbox import CorrectedStanding, ScoreCorrected, event_emit
 from core.redis import get_redis, run_sync
 from core.worksets import mark_boards
 from games import periods
@@ -95,7 +97,23 @@ def score_correct(
         "value": value,
         "scores": {kind: s.score for kind, s in standings.items()},
     }
-    audit_record(
-        action=Action.CORRECT, game_slug=config.game_slug, player_id=player_id, by=by, reason=reason, detail=detail
-    )
+    # The audit entry and the event together (the correction itself is in the ledger already).
+    with transaction.atomic():
+        audit_record(
+            action=Action.CORRECT, game_slug=config.game_slug, player_id=player_id, by=by, reason=reason, detail=detail
+        )
+        event_emit(
+            ScoreCorrected(
+                game=config.game_slug,
+                leaderboard=config.slug,
+                player_id=player_id,
+                value=value,
+                reason=reason,
+                windows={
+                    kind: CorrectedStanding(period_id=s.period_id, score=s.score, rank=s.rank)
+                    for kind, s in standings.items()
+                },
+                corrected_at=clock.iso(now),
+            )
+        )
     return Corrected(player_id=player_id, periods=standings)
