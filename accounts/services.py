@@ -21,7 +21,7 @@ from django.contrib.auth import authenticate
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 
-from core import clock, keys, text
+from core import clock, errors, keys, text
 from core import services as core_services
 from core.addresses import client_address
 from core.config import GameConfig
@@ -102,7 +102,7 @@ async def link_code_issue(*, game: GameConfig, player_id: str) -> IssuedCode:
     player already has LINK_CODES_PER_PLAYER live codes (with Retry-After).
     """
     if not is_player_id(player_id):
-        raise ServiceError(422, "invalid", PLAYER_ID_MESSAGE, field="player_id")
+        raise errors.invalid("player_id", PLAYER_ID_MESSAGE)
     now_ms = clock.now_ms()
     for _ in range(LINK_CODE_DRAWS_MAX):
         code = _new_code()
@@ -114,20 +114,15 @@ async def link_code_issue(*, game: GameConfig, player_id: str) -> IssuedCode:
         if outcome == "ok":
             return IssuedCode(code=code, player_id=player_id, expires_at=clock.from_ms(int(value)))
         if outcome == "hidden":
-            raise ServiceError(403, "player_hidden", "This player is hidden in this game.", field="player_id")
+            raise errors.player_hidden()
         if outcome == "limit":
-            retry = str(max(1, math.ceil(int(value) / 1000)))
-            raise ServiceError(
-                429,
-                "link_code_limit",
-                f"At most {LINK_CODES_PER_PLAYER} link codes per player per {LINK_CODE_TTL_SECS // 60} minutes; "
-                f"retry in {retry} s.",
-                headers={"Retry-After": retry},
+            raise errors.link_code_limit(
+                per_player=LINK_CODES_PER_PLAYER,
+                minutes=LINK_CODE_TTL_SECS // 60,
+                retry_secs=math.ceil(int(value) / 1000),
             )
         # 'collision': the code is live for someone else; draw another.
-    raise ServiceError(
-        503, "link_code_unavailable", "Could not draw a free link code; try again.", headers={"Retry-After": "1"}
-    )
+    raise errors.link_code_unavailable()
 
 
 # --------------------------------------------------------------------------- redeeming codes
@@ -164,28 +159,15 @@ def link_code_redeem(*, user: Any, game: Game | GameConfig, code: str, ip: str) 
     """
     normalised = link_code_normalise(code)
     if not _CODE.match(normalised):
-        raise ServiceError(
-            422,
-            "invalid",
-            f"A link code is {LINK_CODE_LENGTH} letters and digits, like ABCD2345.",
-            field="code",
-        )
+        raise errors.invalid("code", f"A link code is {LINK_CODE_LENGTH} letters and digits, like ABCD2345.")
     outcome, value = run_sync(_redeem, game.slug, user.pk, client_address(ip), normalised, clock.now_ms())
     if outcome == "locked":
         retry_ms = int(value)
-        raise ServiceError(
-            429,
-            "too_many_attempts",
-            f"Too many wrong codes. Try again in {_minutes(retry_ms)}.",
-            field="code",
-            headers={"Retry-After": str(max(1, math.ceil(retry_ms / 1000)))},
-        )
+        raise errors.too_many_attempts(wait=_minutes(retry_ms), retry_secs=math.ceil(retry_ms / 1000))
     if outcome == "wrong":
-        left = int(value)
-        more = f" {left} more attempt{'s' if left != 1 else ''} before a pause." if left else ""
-        raise ServiceError(422, "invalid_code", "This code is wrong, expired or already used." + more, field="code")
+        raise errors.invalid_code(attempts_left=int(value))
     if outcome == "hidden":
-        raise ServiceError(403, "player_hidden", "This player is hidden in this game.", field="code")
+        raise errors.player_hidden(field="code")
     return _link(user=user, game_id=game.id, player_id=str(value))
 
 
@@ -207,7 +189,7 @@ def link_delete(*, user: Any, link_id: int) -> PlayerLink:
     """Remove one of the user's own links; returns it (no longer saved)."""
     link = PlayerLink.objects.select_related("game").filter(pk=link_id, user=user).first()
     if link is None:
-        raise ServiceError(404, "not_found", "You have no such link.")
+        raise errors.not_found("You have no such link.")
     link.delete()
     return link
 
@@ -253,9 +235,7 @@ def _too_many(wait_ms: int, why: str) -> ServiceError:
         )
     else:
         message = f"Too many failed log-ins. Try again in {_wait_text(wait_ms)}."
-    return ServiceError(
-        429, "too_many_logins", message, headers={"Retry-After": str(max(1, math.ceil(wait_ms / 1000)))}
-    )
+    return errors.too_many_logins(message, retry_secs=math.ceil(wait_ms / 1000))
 
 
 def login_authenticate(*, username: str, password: str, ip: str) -> Any:
@@ -270,10 +250,10 @@ def login_authenticate(*, username: str, password: str, ip: str) -> Any:
     429 ``too_many_logins`` (with Retry-After).
     """
     if not username.strip() or not password:
-        raise ServiceError(422, "invalid", "Enter your username and password.", field="username")
+        raise errors.invalid("username", "Enter your username and password.")
     if text.has_control_characters(username) or "\x00" in password:
         # Never a real account's (Django refuses them at sign-up), and a database may refuse the query.
-        raise ServiceError(422, "invalid_login", "Wrong username or password.", field="username")
+        raise errors.invalid_login()
     address, now_ms = client_address(ip), clock.now_ms()
     wait_ms, why = run_sync(_login_failures, "check", username, address, now_ms)
     if wait_ms:
@@ -283,7 +263,7 @@ def login_authenticate(*, username: str, password: str, ip: str) -> Any:
         wait_ms, why = run_sync(_login_failures, "fail", username, address, now_ms)
         if wait_ms:
             raise _too_many(wait_ms, why)
-        raise ServiceError(422, "invalid_login", "Wrong username or password.", field="username")
+        raise errors.invalid_login()
     return user
 
 
@@ -292,9 +272,4 @@ def signup_allowed(*, ip: str) -> None:
     key = keys.signups_ip(client_address(ip))
     wait_ms = run_sync(lambda: core_services.limit_take(key=key, window_secs=SIGNUP_WINDOW_SECS, limit=SIGNUPS_PER_IP))
     if wait_ms:
-        raise ServiceError(
-            429,
-            "too_many_signups",
-            f"Too many accounts were created from your network lately. Try again in {_wait_text(wait_ms)}.",
-            headers={"Retry-After": str(max(1, math.ceil(wait_ms / 1000)))},
-        )
+        raise errors.too_many_signups(wait=_wait_text(wait_ms), retry_secs=math.ceil(wait_ms / 1000))

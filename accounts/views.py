@@ -18,6 +18,7 @@ from django.shortcuts import redirect, render, resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core import errors
 from core.errors import ServiceError
 
 from . import selectors, services
@@ -95,8 +96,8 @@ def _signup_errors(form: SignupForm) -> list[str]:
     field; they are about the password, and say so once each.
     """
     lines: list[str] = []
-    for field, errors in form.errors.as_data().items():
-        for error in errors:
+    for field, field_errors in form.errors.as_data().items():
+        for error in field_errors:
             for message in error.messages:
                 if field == "password2" and error.code != "password_mismatch":
                     label = form.fields["password1"].label
@@ -120,7 +121,7 @@ def login_view(request: HttpRequest) -> HttpResponse:
     context["username"] = username[:USERNAME_MAX_CHARS]
     try:
         if len(username) > USERNAME_MAX_CHARS:
-            raise ServiceError(422, "invalid_login", "Wrong username or password.", field="username")
+            raise errors.invalid_login()
         user = services.login_authenticate(
             username=username, password=request.POST.get("password", ""), ip=_client_ip(request)
         )
@@ -183,7 +184,7 @@ def link(request: HttpRequest, game: str) -> HttpResponse:
     context["code"] = code[:LINK_CODE_INPUT_MAX_CHARS]
     try:
         if len(code) > LINK_CODE_INPUT_MAX_CHARS:
-            raise ServiceError(422, "invalid", "That is too long for a link code.", field="code")
+            raise errors.invalid("code", "That is too long for a link code.")
         linked = services.link_code_redeem(user=request.user, game=found, code=code, ip=_client_ip(request))
     except ServiceError as error:
         return _error_page(request, "accounts/link.html", context, error)

@@ -22,9 +22,8 @@ from django.db import connection
 from django.db.models import Count, F, Q, QuerySet
 from django.db.models.functions import Collate
 
-from core import clock
+from core import clock, errors
 from core.config import BoardConfig, GameConfig
-from core.errors import ServiceError
 from games import periods
 from games import selectors as board_reads
 from games.selectors import Board, Entry, Standing
@@ -322,9 +321,7 @@ async def _named(board: BoardConfig, period: str, period_id: str | None) -> tupl
     if archive is not None:
         return archive.period, archive
     if not is_current and not await board_reads.board_kept(board=board, period=resolved):
-        raise ServiceError(
-            404, "period_not_found", f"No {resolved.kind} period {resolved.id} is kept for this leaderboard."
-        )
+        raise errors.period_not_found(f"No {resolved.kind} period {resolved.id} is kept for this leaderboard.")
     return resolved, None
 
 

@@ -576,8 +576,9 @@ async def run_load(
         for task in pending:
             task.cancel()
         for task in tasks:
-            if not task.cancelled() and task.done() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
+            error = task.exception() if not task.cancelled() and task.done() else None
+            if error is not None:
+                raise error
     finally:
         for task in tasks:
             task.cancel()

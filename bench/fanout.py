@@ -504,8 +504,9 @@ async def _submit(
         result.cpu = {name: (after[name] - before[name]) / result.seconds for name in before}
         await asyncio.wait(tasks, timeout=common.REQUEST_GRACE_SECS)
         for task in tasks:
-            if task.done() and not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
+            error = task.exception() if task.done() and not task.cancelled() else None
+            if error is not None:
+                raise error
     finally:
         for task in tasks:
             task.cancel()

@@ -1,13 +1,13 @@
 """Admin of the ground floor's own records: dead letters (what a background copy could
-not store) and the audit trail (who moderated what, when, why). Games, keys and players
-are administered in moderation/admin/."""
+not store), the audit trail (who moderated what, when, why) and domain events with their
+deliveries (core/outbox/). Games, keys and players are administered in moderation/admin/."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 from django.http import HttpRequest
 
-from .models import AuditEntry, DeadLetter
+from .models import AuditEntry, DeadLetter, Event, EventDelivery
 
 
 @admin.register(DeadLetter)
@@ -46,4 +46,38 @@ class AuditEntryAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request: HttpRequest, obj: AuditEntry | None = None) -> bool:
+        return False
+
+
+class _EventDeliveryInline(admin.TabularInline):
+    model = EventDelivery
+    fields = ("handler", "status", "attempts", "next_attempt_at", "delivered_at", "last_error")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Event | None = None) -> bool:
+        return False
+
+
+@admin.register(Event)
+class EventAdmin(admin.ModelAdmin):
+    """Domain events, as written with their facts, and each handler's delivery (read-only: the
+    delivery runs write them; a failed handler is retried by itself, see docs/events.md)."""
+
+    list_display = ("created_at", "type", "game_slug", "event_id", "delivered_at", "next_attempt_at", "attempts")
+    list_filter = ("type", ("delivered_at", admin.EmptyFieldListFilter))
+    search_fields = ("event_id", "game_slug")
+    date_hierarchy = "created_at"
+    fields = ("event_id", "type", "version", "game_slug", "created_at", "data", "delivered_at", "next_attempt_at")
+    readonly_fields = fields
+    inlines = [_EventDeliveryInline]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Event | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Event | None = None) -> bool:
         return False

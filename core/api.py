@@ -25,8 +25,9 @@ from ninja.security import HttpBearer
 from ninja.signature.utils import get_typed_signature
 
 from . import clock, config, openapi
+from . import errors as catalogue
 from .apikeys import Authorized, request_authorize
-from .errors import UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECS, ServiceError, is_unavailable, report_unavailable
+from .errors import ServiceError, is_unavailable, report_unavailable
 from .models import PLAYER_ID_MESSAGE, ApiKey, is_player_id
 from .schemas import ErrorOut
 
@@ -76,25 +77,24 @@ ACTION_ERRORS = errors(401, 403, 404, 409, 422, 429, 503)
 READ_ERRORS = errors(404, 422, 503)
 
 
-def error_response(
-    request: HttpRequest, status: int, code: str, message: str, field: str | None = None
-) -> HttpResponse:
-    return api.create_response(request, {"error": {"code": code, "message": message, "field": field}}, status=status)
+def error_response(request: HttpRequest, error: ServiceError) -> HttpResponse:
+    """The error in the envelope, with its status and headers (core.errors builds it)."""
+    response = api.create_response(request, {"error": error.as_dict()}, status=error.status)
+    for name, value in error.headers.items():
+        response[name] = value
+    return response
 
 
 @api.exception_handler(ServiceError)
 def _service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
-    response = error_response(request, exc.status, exc.code, exc.message, exc.field)
-    for name, value in exc.headers.items():
-        response[name] = value
-    return response
+    return error_response(request, exc)
 
 
 @api.exception_handler(ValidationError)
 def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     if request.method == "POST" and not request.body:
         # No JSON document at all: malformed, as a broken one is (not a missing field).
-        return error_response(request, 400, "malformed_json", "The request body is empty; send a JSON object.")
+        return error_response(request, catalogue.malformed_json(empty=True))
     first = exc.errors[0] if exc.errors else {"loc": (), "msg": "Invalid request."}
     loc = [str(part) for part in first.get("loc", ()) if part not in ("body", "payload", "query", "path")]
     field = ".".join(loc) or None
@@ -103,24 +103,26 @@ def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespons
         message = "This field is required."
     elif first.get("type") == "extra_forbidden":
         message = "Unknown field."
-    return error_response(request, 422, "invalid", message, field)
+    return error_response(request, catalogue.invalid(field, message))
 
 
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    # ninja raises it only for a body it cannot parse (400); any other would be a bug of ours.
     if exc.status_code == 400:
-        return error_response(request, 400, "malformed_json", "The request body is not valid JSON.")
-    return error_response(request, exc.status_code, "error", exc.message)
+        return error_response(request, catalogue.malformed_json())
+    logger.error("%s %s: unexpected HttpError %s: %s", request.method, request.path, exc.status_code, exc.message)
+    return error_response(request, catalogue.internal_error())
 
 
 @api.exception_handler(AuthenticationError)
 def _auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    return error_response(request, 401, "missing_api_key", "Send the API key as 'Authorization: Bearer <key>'.")
+    return error_response(request, catalogue.missing_api_key())
 
 
 @api.exception_handler(RequestDataTooBig)
 def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
-    return error_response(request, 413, "body_too_large", "The request body is over 1 MiB.")
+    return error_response(request, catalogue.body_too_large())
 
 
 @api.exception_handler(Exception)
@@ -129,11 +131,9 @@ def _anything_else(request: HttpRequest, exc: Exception) -> HttpResponse:
     logged 500, in the envelope too (never a traceback, DEBUG or not)."""
     if is_unavailable(exc):
         report_unavailable(exc, during=f"{request.method} {request.path}")
-        response = error_response(request, 503, "unavailable", UNAVAILABLE_MESSAGE)
-        response["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER_SECS)
-        return response
+        return error_response(request, catalogue.unavailable())
     logger.error("%s %s: internal error", request.method, request.path, exc_info=exc)
-    return error_response(request, 500, "internal_error", "Something went wrong on our side; it has been logged.")
+    return error_response(request, catalogue.internal_error())
 
 
 class BearerKey(HttpBearer):
@@ -194,9 +194,7 @@ def authorized(
             )
             try:
                 if manage and key.api_key.scope != ApiKey.Scope.MANAGE:
-                    raise ServiceError(
-                        403, "scope", "This needs an API key with the manage scope; this key may only submit."
-                    )
+                    raise catalogue.scope()
                 ok = await view(request, key=key, **kwargs)
             except ServiceError as error:
                 error.headers = {**key.rate_headers, **error.headers}
@@ -217,13 +215,13 @@ def authorized(
 async def game_or_404(slug: str) -> config.GameConfig:
     game = await config.get_game(slug)
     if game is None:
-        raise ServiceError(404, "game_not_found", f"No game {slug!r}.")
+        raise catalogue.game_not_found(slug=slug)
     return game
 
 
 def checked_player_id(value: str) -> str:
     if not is_player_id(value):
-        raise ServiceError(422, "invalid", PLAYER_ID_MESSAGE, field="player_id")
+        raise catalogue.invalid("player_id", PLAYER_ID_MESSAGE)
     return value
 
 

@@ -13,9 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import cast
 
-from . import clock, config, keys, metrics, scripts
+from . import clock, config, errors, keys, metrics, scripts
 from .config import ApiKeyConfig, GameConfig
-from .errors import ServiceError
 from .models import ApiKey, Game, hash_secret
 from .redis import get_redis, run_sync
 
@@ -45,18 +44,18 @@ async def request_authorize(*, raw_key: str | None, game_slug: str, items: int =
     404 unknown game, 403 inactive game, 429 over the limit.
     """
     if not raw_key:
-        raise ServiceError(401, "missing_api_key", "Send the API key as 'Authorization: Bearer <key>'.")
+        raise errors.missing_api_key()
     split = _split_key(raw_key)
     key = await config.get_api_key(split[0]) if split else None
     if split is None or key is None or not hmac.compare_digest(key.secret_hash, hash_secret(split[1])):
-        raise ServiceError(401, "invalid_api_key", "Unknown API key.")
+        raise errors.invalid_api_key()
     if key.revoked:
-        raise ServiceError(403, "revoked_api_key", "This API key has been revoked.")
+        raise errors.revoked_api_key()
     game = await config.get_game(game_slug)
     if game is None:
-        raise ServiceError(404, "game_not_found", f"No game {game_slug!r}.")
+        raise errors.game_not_found(slug=game_slug)
     if key.game_id != game.id:
-        raise ServiceError(403, "wrong_game", "This API key belongs to another game.")
+        raise errors.wrong_game()
 
     (
         allowed,
@@ -82,9 +81,9 @@ async def request_authorize(*, raw_key: str | None, game_slug: str, items: int =
         reloaded_key = await config.get_api_key(key.prefix, reload=True)
         reloaded_game = await config.get_game(game_slug, min_version=version)
         if reloaded_key is None or reloaded_game is None:
-            raise ServiceError(401, "invalid_api_key", "Unknown API key.")
+            raise errors.invalid_api_key()
         if reloaded_key.revoked:
-            raise ServiceError(403, "revoked_api_key", "This API key has been revoked.")
+            raise errors.revoked_api_key()
         key, game = reloaded_key, reloaded_game
     window = API_RATE_WINDOW_MS // 1000
     headers = {
@@ -94,18 +93,20 @@ async def request_authorize(*, raw_key: str | None, game_slug: str, items: int =
         f'"items";r={items_left};t={math.ceil(items_reset_ms / 1000)}',
     }
     if not allowed:
-        retry = str(max(1, math.ceil(retry_ms / 1000)))
+        retry_secs = max(1, math.ceil(retry_ms / 1000))
         if refused_by == "items":
             message = (
                 f"This API key may send {key.items_per_minute} items (scores, player ids) per minute; "
-                f"retry in {retry} s."
+                f"retry in {retry_secs} s."
             )
         else:
-            message = f"This API key is limited to {key.requests_per_minute} requests per minute; retry in {retry} s."
+            message = (
+                f"This API key is limited to {key.requests_per_minute} requests per minute; retry in {retry_secs} s."
+            )
         metrics.RATE_LIMITED.labels(limit="items" if refused_by == "items" else "api-key").inc()
-        raise ServiceError(429, "rate_limited", message, headers={**headers, "Retry-After": retry})
+        raise errors.rate_limited(message, retry_secs=retry_secs, headers=headers)
     if not game.active:
-        raise ServiceError(403, "game_inactive", "This game is not accepting scores.")
+        raise errors.game_inactive()
     return Authorized(api_key=key, game=game, rate_headers=headers)
 
 

@@ -8,8 +8,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
-from . import clock, text
-from .errors import ServiceError
+from . import clock, errors, text
 from .models import AUDIT_REASON_MAX_CHARS, AuditEntry
 
 Action = AuditEntry.Action
@@ -41,9 +40,9 @@ def checked_reason(reason: str, *, required: bool = False) -> str:
     """A reason as the trail stores it: one line, trimmed; refused (422) if too long or empty when required."""
     reason = reason.strip()
     if required and not reason:
-        raise ServiceError(422, "invalid", "Say why (it goes in the audit trail).", field="reason")
+        raise errors.invalid("reason", "Say why (it goes in the audit trail).")
     if len(reason) > AUDIT_REASON_MAX_CHARS or text.has_control_characters(reason):
-        raise ServiceError(422, "invalid", f"One line of at most {AUDIT_REASON_MAX_CHARS} characters.", field="reason")
+        raise errors.invalid("reason", f"One line of at most {AUDIT_REASON_MAX_CHARS} characters.")
     return reason
 
 

@@ -8,6 +8,7 @@ reloads the entry before the submission is applied.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 from dataclasses import dataclass
@@ -174,6 +175,12 @@ CONFIG_CACHE_MAX_ENTRIES = 10_000
 # announcement lost while Redis was down): a reload of thousands of boards costs a tick
 # a few hundred ms, so not every GAME_CONFIG_CACHE_SECS.
 GAME_LIST_MAX_AGE_SECS = 300
+# Entries the config change log (keys.config_changes) keeps, about: a process whose list is
+# older than that many changes reads the whole list again instead.
+CONFIG_CHANGES_KEPT = 10_000
+# Changes one reload of the game list takes in one by one at most; past it, the whole list is
+# read again (as cheap by then).
+CONFIG_CHANGES_READ_MAX = 1000
 
 
 class _Caches:
@@ -182,9 +189,7 @@ class _Caches:
         self.games: TTLCache[str, GameConfig | None] = TTLCache(CONFIG_CACHE_MAX_ENTRIES, ttl, timer=clock.monotonic)
         self.keys: TTLCache[str, ApiKeyConfig | None] = TTLCache(CONFIG_CACHE_MAX_ENTRIES, ttl, timer=clock.monotonic)
         # The game list with the config epoch it was read at.
-        self.game_list: TTLCache[str, tuple[str, list[GameConfig]]] = TTLCache(
-            1, GAME_LIST_MAX_AGE_SECS, timer=clock.monotonic
-        )
+        self.game_list: TTLCache[str, _GameList] = TTLCache(1, GAME_LIST_MAX_AGE_SECS, timer=clock.monotonic)
 
 
 _caches = _Caches()
@@ -221,24 +226,106 @@ async def get_game(slug: str, *, min_version: str | None = None) -> GameConfig |
     return config
 
 
+@dataclass(frozen=True)
+class _GameList:
+    epoch: str  # the config epoch it was read at ('unknown' while Redis was down)
+    last_change: str  # the id of the last config change-log entry it took in ('0-0': none)
+    games: list[GameConfig]
+
+
 async def list_games() -> list[GameConfig]:
-    """Active games, by name: read again when any game's config changed (the config epoch in
-    Redis moved), else the list already read, the same object (the broadcaster re-indexes
-    its boards only when it is another one)."""
+    """Active games, by name (then id). Read again when any game's config changed (the config
+    epoch in Redis moved): only the games and boards named in the change log since, unless
+    that log cannot say (then all of them). Otherwise the list already read, the same object;
+    and a game that did not change keeps its object in a new list (the broadcaster re-indexes
+    only the games whose object is another one)."""
     cached = _caches.game_list.get("all")
     try:
         found = await get_redis().get(keys.config_epoch())
     except UNAVAILABLE_ERRORS:
         # Redis is down: the list comes from the database alone (kept until Redis answers).
-        found = None if cached is None else cached[0]
-        epoch = "unknown" if found is None else str(found)
-    else:
-        epoch = str(found) if found is not None else "0"
-    if cached is not None and cached[0] == epoch:
-        return cached[1]
-    games = [GameConfig.from_model(g, "0") async for g in _WITH_BOARDS.filter(active=True).order_by("name")]
-    _caches.game_list["all"] = (epoch, games)
+        if cached is not None:
+            return cached.games
+        return await _list_all("unknown", "0-0", None)
+    epoch = str(found) if found is not None else "0"
+    if cached is not None and cached.epoch == epoch:
+        return cached.games
+    try:
+        epoch, last_change, changes = await _changes_since(cached)
+    except UNAVAILABLE_ERRORS:
+        return cached.games if cached is not None else await _list_all("unknown", "0-0", None)
+    if cached is None or changes is None:
+        return await _list_all(epoch, last_change, cached)
+    games = await _apply_changes(cached.games, changes)
+    _caches.game_list["all"] = _GameList(epoch, last_change, games)
     return games
+
+
+async def _changes_since(cached: _GameList | None) -> tuple[str, str, list[tuple[str, str]] | None]:
+    """The epoch now, the last change-log entry's id, and the (game, board) changes since
+    ``cached`` was read (None when the log cannot say: no list yet, a log trimmed past it, an
+    epoch that went back, too many). One transaction: entries and epoch move together."""
+    since = cached if cached is not None and cached.epoch.isdigit() else None
+    pipe = get_redis().pipeline(transaction=True)
+    pipe.get(keys.config_epoch())
+    if since is not None:
+        pipe.xrange(keys.config_changes(), min=f"({since.last_change}", count=CONFIG_CHANGES_READ_MAX + 1)
+    else:
+        pipe.xrevrange(keys.config_changes(), count=1)
+    found, entries = await pipe.execute()
+    epoch = str(found) if found is not None else "0"
+    if since is None:
+        return epoch, str(entries[0][0]) if entries else "0-0", None
+    last_change = str(entries[-1][0]) if entries else since.last_change
+    moved = int(epoch) - int(since.epoch) if epoch.isdigit() else -1
+    if moved < 0 or moved != len(entries) or moved > CONFIG_CHANGES_READ_MAX:
+        return epoch, last_change, None
+    return epoch, last_change, [(fields.get("game", ""), fields.get("board", "")) for _, fields in entries]
+
+
+async def _list_all(epoch: str, last_change: str, cached: _GameList | None) -> list[GameConfig]:
+    """Every active game from the database (a game equal to the one cached keeps that object)."""
+    known = {g.slug: g for g in cached.games} if cached is not None else {}
+    games = []
+    async for model in _WITH_BOARDS.filter(active=True):
+        game = GameConfig.from_model(model, "0")
+        games.append(known[game.slug] if known.get(game.slug) == game else game)
+    games.sort(key=_by_name)
+    _caches.game_list["all"] = _GameList(epoch, last_change, games)
+    return games
+
+
+def _by_name(game: GameConfig) -> tuple[str, int]:
+    return game.name, game.id
+
+
+async def _apply_changes(games: list[GameConfig], changes: list[tuple[str, str]]) -> list[GameConfig]:
+    """A new list: the games named whole read again, the boards named read again into their
+    game; every other game keeps its object."""
+    whole = {slug for slug, board in changes if not board}
+    boards: dict[str, set[str]] = {}
+    for slug, board in changes:
+        if board and slug not in whole:
+            boards.setdefault(slug, set()).add(board)
+    by_slug = {g.slug: g for g in games}
+    if whole:
+        loaded = [GameConfig.from_model(g, "0") async for g in _WITH_BOARDS.filter(slug__in=whole, active=True)]
+        ids = {g.id for g in loaded}
+        by_slug = {slug: g for slug, g in by_slug.items() if slug not in whole and g.id not in ids}  # renamed too
+        by_slug.update((g.slug, g) for g in loaded)
+    for slug, board_slugs in boards.items():
+        game = by_slug.get(slug)
+        if game is not None:  # else out of play or gone: its boards do not show
+            by_slug[slug] = await _with_boards_read(game, board_slugs)
+    return sorted(by_slug.values(), key=_by_name)
+
+
+async def _with_boards_read(game: GameConfig, board_slugs: set[str]) -> GameConfig:
+    """``game`` with these boards read again (a board gone from the database leaves it)."""
+    rows = Leaderboard.objects.select_related("game").filter(game_id=game.id, slug__in=board_slugs)
+    fresh = {b.pk: BoardConfig.from_model(b, b.game) async for b in rows}
+    kept = [b for b in game.boards if b.slug not in board_slugs and b.id not in fresh]
+    return dataclasses.replace(game, boards=tuple(sorted([*kept, *fresh.values()], key=lambda b: b.id)))
 
 
 async def get_api_key(prefix: str, *, reload: bool = False) -> ApiKeyConfig | None:

@@ -243,6 +243,13 @@ def config_epoch() -> str:
     return "config:{all}:epoch"
 
 
+def config_changes() -> str:
+    """STREAM of config changes, one entry per epoch bump (fields ``game`` and ``board``, the
+    board's slug or '' for the game itself), written in one transaction with the epoch: a
+    process reloads only what changed since the epoch it read (config.list_games)."""
+    return "config:{all}:changes"
+
+
 def api_rate(slug: str, key_prefix: str) -> str:
     """GCRA state (theoretical arrival time, ms) of one API key."""
     return f"rl:{_tag(slug)}:key:{key_prefix}"
@@ -332,16 +339,45 @@ def live_changes() -> str:
     return "live:{changes}:boards"
 
 
-def players_work() -> str:
-    """ZSET of game slugs with players waiting for the player sync (first marked, ms): the sync
-    visits only these; writers mark after writing, the sync unmarks then checks again."""
-    return "work:{players}:games"
-
-
 def live_presence_changes() -> str:
     """ZSET of game slugs whose presence changed (a join, a leave, a watcher come or gone) since
     the broadcaster last looked (slug -> first change, ms): a tick announces these games only."""
     return "live:{changes}:presence"
+
+
+# --------------------------------------------------------------------------- background work sets
+# On the live change set's tag: a submission marks them in the pipeline that marks that set, so
+# on a cluster they add no node to it (core/worksets.py).
+
+
+def work_ledger() -> str:
+    """ZSET of board refs whose ledger stream may hold entries not yet stored (ref -> first mark,
+    ms): the drain visits these boards only. Marked after the write (core/worksets.py)."""
+    return "work:{changes}:ledger"
+
+
+def work_players() -> str:
+    """ZSET of game slugs with players waiting for the player sync (slug -> first mark, ms): the
+    sync visits these games only; writers mark after writing, the sync unmarks then checks again."""
+    return "work:{changes}:players"
+
+
+def work_close_due() -> str:
+    """ZSET board ref -> when its close jobs next need a visit (ms): never later than its earliest
+    due job or claim deadline. The close-job run visits the refs scored up to now only."""
+    return "work:{changes}:close-due"
+
+
+def work_close_dead() -> str:
+    """ZSET of board refs holding dead close jobs (ref -> first seen, ms): what the dead-jobs
+    gauge reads instead of every board's queue."""
+    return "work:{changes}:close-dead"
+
+
+def work_sweep() -> str:
+    """HASH of the background safety net's cursors: the last board (pk) it visited, and one
+    keyspace SCAN cursor per Redis node, so each run takes the next slice."""
+    return "work:{sweep}:cursors"
 
 
 # --------------------------------------------------------------------------- live sockets

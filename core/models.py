@@ -385,3 +385,77 @@ class AuditEntry(models.Model):
     def __str__(self) -> str:
         who = f" {self.player_id}" if self.player_id else ""
         return f"{self.actor_name} {self.get_action_display()}{who} in {self.game_slug}"
+
+
+# An event's type and its owner's name, as core/outbox/events.py declares them (`period.archived`).
+EVENT_TYPE_MAX_CHARS = 64
+EVENT_HANDLER_MAX_CHARS = 100
+
+
+class Event(models.Model):
+    """A domain event: a fact another part of the product (or a studio's webhook) may act on,
+    written in the same transaction as the fact (a transactional outbox) and delivered at least
+    once to every handler subscribed to its type (core/outbox/, docs/events.md).
+
+    Names its game by slug, as the audit trail does, so that it outlives a deleted game."""
+
+    # The public id: the same on every delivery and retry (a handler's key to do its work once).
+    event_id = models.CharField(max_length=40, unique=True, editable=False)
+    type = models.CharField(max_length=EVENT_TYPE_MAX_CHARS)
+    version = models.PositiveSmallIntegerField()
+    game_slug = models.CharField(max_length=SLUG_MAX_CHARS, blank=True)
+    data = models.JSONField()
+    created_at = models.DateTimeField()
+    # Set for a fact that must be recorded once however often its writer runs (season.ended).
+    once_key = models.CharField(max_length=200, null=True, blank=True, unique=True, editable=False)
+    # Due for a delivery run from then on; null once every handler has it (delivered_at).
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    # The delivery run that holds it until then (a run killed mid-way lets go by running out).
+    claimed_until = models.DateTimeField(null=True, blank=True, editable=False)
+    claim = models.CharField(max_length=32, blank=True, editable=False)
+    attempts = models.PositiveIntegerField(default=0, help_text="Delivery runs that took it up.")
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            # What a delivery run looks for: undelivered events by when they are due.
+            models.Index(
+                fields=["next_attempt_at", "id"],
+                name="event_due",
+                condition=models.Q(delivered_at__isnull=True),
+            ),
+            # What the prune deletes: delivered events by age.
+            models.Index(
+                fields=["delivered_at"], name="event_delivered", condition=models.Q(delivered_at__isnull=False)
+            ),
+            # A game's events in order (the webhooks' event log).
+            models.Index(fields=["game_slug", "id"], name="event_game"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.event_id}"
+
+
+class EventDelivery(models.Model):
+    """One handler's record of one event: delivered (never called again), or failed and due
+    again after a backoff. Written in the same transaction as what the handler did."""
+
+    class Status(models.TextChoices):
+        DELIVERED = "delivered", "delivered"
+        FAILED = "failed", "failed, to retry"
+
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="deliveries")
+    handler = models.CharField(max_length=EVENT_HANDLER_MAX_CHARS)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "event deliveries"
+        constraints = [models.UniqueConstraint(fields=["event", "handler"], name="one_delivery_per_handler")]
+
+    def __str__(self) -> str:
+        return f"{self.event.type} to {self.handler}: {self.status}"

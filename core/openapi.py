@@ -12,16 +12,19 @@ way everywhere (core/api.py, leaderboard_site/middleware.py):
 - ``Idempotency-Key`` on the submissions, and ``Idempotent-Replayed`` on their 200;
 - enums for the window (``period``) wherever it is a parameter, and patterns for the
   parameters the views check themselves (player ids, ``ids``, ``q``);
-- an example of what each error status says (``ERROR_EXAMPLES``).
+- for each error status of each operation, the codes it can answer (``OPERATION_ERRORS``, from the
+  catalogue in core/errors/), in its description and with an example of each.
 """
 
 from __future__ import annotations
 
 import copy
+import datetime as dt
+from http import HTTPStatus
 from typing import Any
 
-from . import models
-from .errors import UNAVAILABLE_MESSAGE
+from . import errors, models
+from .errors import ServiceError
 from .schemas import SINGLE_LINE_PATTERN
 
 # The windows a board can keep (games/periods.py), as they appear in URLs.
@@ -109,26 +112,152 @@ def _ref(kind: str, name: str) -> dict[str, str]:
     return {"$ref": _REF.format(kind, name)}
 
 
-def _error(code: str, message: str, field: str | None = None) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "field": field}}
+class _Tetris:
+    name = "Tetris"
 
 
-# What each error status says, as the API says it (docs/api.md lists every code).
-ERROR_EXAMPLES: dict[int, dict[str, Any]] = {
-    400: _error("malformed_json", "The request body is not valid JSON."),
-    401: _error("missing_api_key", "Send the API key as 'Authorization: Bearer <key>'."),
-    403: _error("revoked_api_key", "This API key has been revoked."),
-    404: _error("game_not_found", "No game 'tetris'."),
-    409: _error(
+_SEASON_END = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
+
+
+def _samples() -> dict[str, ServiceError]:
+    """One example of every code an API client can meet, as the API says it."""
+    samples = [
+        errors.malformed_json(),
+        errors.bad_host(),
+        errors.bad_request(),
+        errors.missing_api_key(),
+        errors.invalid_api_key(),
+        errors.revoked_api_key(),
+        errors.wrong_game(),
+        errors.game_inactive(),
+        errors.player_hidden(message="This player is hidden and cannot submit scores."),
+        errors.scope(),
+        errors.game_not_found(slug="tetris"),
+        errors.board_not_found(game=_Tetris(), board="main"),
+        errors.period_not_found("This leaderboard keeps no monthly window."),
+        errors.not_found("Player 'ada' has no score on this board."),
+        errors.method_not_allowed(),
+        errors.board_closed(board="main", active=True, ends_at=_SEASON_END),
+        errors.board_has_scores(settings=["mode"]),
+        errors.conflict("The board was created meanwhile; retry.", field="slug"),
+        errors.body_too_large(),
+        errors.metadata_too_large(size=731, limit=512),
+        errors.invalid("score", "This field is required."),
+        errors.out_of_bounds(field="score", maximum=1000),
+        errors.score_overflow(window="daily", limit=2**53 - 1),
+        errors.idempotency_mismatch(),
+        errors.rate_limited(
+            "This API key is limited to 600 requests per minute; retry in 1 s.", retry_secs=1, headers={}
+        ),
+        errors.player_rate_limited(per_minute=60, retry_secs=12),
+        errors.link_code_limit(per_player=3, minutes=10, retry_secs=312),
+        errors.internal_error(),
+        errors.unavailable(),
+        errors.ledger_full(retry_secs=5),
+        errors.not_replicated(timeout_ms=100),
+        errors.link_code_unavailable(),
+    ]
+    return {sample.code: sample for sample in samples}
+
+
+# An example of every code an API client can meet (tests/core/test_error_catalogue.py: all of them).
+ERROR_SAMPLES: dict[str, ServiceError] = _samples()
+
+
+def example_of(code: str) -> dict[str, Any]:
+    return {"error": ERROR_SAMPLES[code].as_dict()}
+
+
+# The codes every operation of a kind can answer (core/apikeys.py, core/api.py,
+# leaderboard_site/middleware.py). Any request: a foreign Host or a request Django refuses
+# (400), Redis or the database down (503).
+ANY_ERRORS = ("bad_host", "bad_request", "unavailable")
+# A request with a JSON body.
+BODY_ERRORS = ("malformed_json", "body_too_large", "invalid")
+# A request authorized by an API key (@authorized).
+KEY_ERRORS = (
+    "missing_api_key",
+    "invalid_api_key",
+    "revoked_api_key",
+    "wrong_game",
+    "game_inactive",
+    "game_not_found",
+    "rate_limited",
+)
+# The operations only a manage key may call (@authorized(manage=True)).
+MANAGE_OPERATIONS = frozenset({"games_api_put_board", "games_api_patch_board", "archive_api_delete_board"})
+_READ = ("game_not_found", "board_not_found", "period_not_found", "invalid")
+_STANDING = (*_READ, "not_found")
+# What each operation can answer besides its kind's codes: its own. docs/api.md says the same
+# per endpoint, and tests/contract/ checks every error the running server answers against it.
+OPERATION_ERRORS: dict[str, tuple[str, ...]] = {
+    "games_api_submit_score": (
+        "board_not_found",
         "board_closed",
-        "The leaderboard 'main' is closed: it takes no more scores; its standings stay readable.",
-        "leaderboard",
+        "invalid",
+        "out_of_bounds",
+        "metadata_too_large",
+        "score_overflow",
+        "idempotency_mismatch",
+        "player_hidden",
+        "player_rate_limited",
+        "ledger_full",
+        "not_replicated",
     ),
-    413: _error("body_too_large", "The request body is over 1 MiB."),
-    422: _error("invalid", "This field is required.", "score"),
-    429: _error("rate_limited", "This API key is limited to 600 requests per minute; retry in 1 s."),
-    503: _error("unavailable", UNAVAILABLE_MESSAGE),
+    # Each item's refusal is inside the 200 (BATCH_ITEM_ERRORS); the request as a whole: its body.
+    "games_api_submit_batch": ("invalid",),
+    "games_api_put_board": ("invalid", "board_has_scores", "conflict"),
+    "games_api_patch_board": ("board_not_found", "invalid", "board_has_scores", "conflict"),
+    "archive_api_delete_board": ("board_not_found",),
+    "games_api_list_games": (),
+    "games_api_get_game": ("game_not_found",),
+    "games_api_list_boards": ("game_not_found",),
+    "games_api_get_board": ("game_not_found", "board_not_found"),
+    "archive_api_archived_periods": ("game_not_found", "board_not_found", "invalid"),
+    "games_api_recent": ("game_not_found", "invalid"),
+    "games_api_find_players": ("game_not_found", "invalid"),
+    "games_api_player_profile": ("game_not_found", "invalid", "not_found"),
+    "presence_api_report_presence": ("invalid",),
+    "presence_api_presence": ("game_not_found", "invalid"),
+    "presence_api_player_presence": ("game_not_found", "invalid"),
+    "accounts_api_link_code": ("invalid", "player_hidden", "link_code_limit", "link_code_unavailable"),
+    "archive_api_leaderboard": _READ,
+    "archive_api_leaderboard_named": _READ,
+    "archive_api_friends": _READ,
+    "archive_api_friends_named": _READ,
+    "archive_api_standing": _STANDING,
+    "archive_api_standing_named": _STANDING,
+    "archive_api_around": _STANDING,
+    "archive_api_around_named": _STANDING,
 }
+# The codes an item of a batch can carry in its `error` (the single score's refusals).
+BATCH_OPERATION = "games_api_submit_batch"
+BATCH_ITEM_ERRORS = (
+    "invalid",
+    "out_of_bounds",
+    "metadata_too_large",
+    "score_overflow",
+    "idempotency_mismatch",
+    "player_hidden",
+    "player_rate_limited",
+    "ledger_full",
+    "not_replicated",
+    "board_not_found",
+    "board_closed",
+)
+
+
+def operation_errors(operation_id: str, *, keyed: bool, body: bool) -> set[str]:
+    """Every code the operation can answer: its kind's and its own (KeyError for an operation
+    this module does not know: add it to OPERATION_ERRORS)."""
+    codes = {*ANY_ERRORS, *OPERATION_ERRORS[operation_id]}
+    if body:
+        codes.update(BODY_ERRORS)
+    if keyed:
+        codes.update(KEY_ERRORS)
+    if operation_id in MANAGE_OPERATIONS:
+        codes.add("scope")
+    return codes
 
 
 def _parameters(operation_id: str, operation: dict[str, Any]) -> None:
@@ -146,10 +275,40 @@ def _parameters(operation_id: str, operation: dict[str, Any]) -> None:
         parameters.append(_ref("parameters", "IdempotencyKey"))
 
 
+def _error_bodies(operation_id: str, operation: dict[str, Any], responses: dict[Any, Any]) -> None:
+    """Each error status: the codes the operation answers with it, described and with an example
+    each; a status the operation cannot answer is dropped (ninja declares them by kind)."""
+    if operation_id not in OPERATION_ERRORS:
+        return  # as ninja declared them, until it is added (tests/core/test_error_catalogue.py fails meanwhile)
+    codes = operation_errors(operation_id, keyed=bool(operation.get("security")), body="requestBody" in operation)
+    by_status: dict[int, list[str]] = {}
+    for code in sorted(codes, key=lambda c: (errors.CODES[c].status, c)):
+        by_status.setdefault(errors.CODES[code].status, []).append(code)
+    for key in list(responses):
+        status = int(key)
+        if status < 400:
+            continue
+        if status not in by_status:
+            del responses[key]
+            continue
+        response = responses[key]
+        listed = ", ".join(f"`{code}`" for code in by_status[status])
+        response["description"] = f"{HTTPStatus(status).phrase}: {listed} (docs/api.md says when)."
+        if status == 400:
+            response["description"] += " A request the HTTP server itself cannot parse is answered in plain text."
+        body = response.get("content", {}).get("application/json")
+        if body is not None:
+            body.pop("example", None)
+            body["examples"] = {
+                code: {"summary": errors.CODES[code].when, "value": example_of(code)} for code in by_status[status]
+            }
+
+
 def _responses(operation_id: str, operation: dict[str, Any]) -> None:
     responses = operation.setdefault("responses", {})
     if 400 not in responses and "400" not in responses:
         responses[400] = copy.deepcopy(MALFORMED)
+    _error_bodies(operation_id, operation, responses)
     keyed = bool(operation.get("security"))
     for key, response in responses.items():
         status = int(key)
@@ -162,9 +321,9 @@ def _responses(operation_id: str, operation: dict[str, Any]) -> None:
             headers["Retry-After"] = _ref("headers", "Retry-After")
         if operation_id in IDEMPOTENT_OPERATIONS and status == 200:
             headers["Idempotent-Replayed"] = _ref("headers", "Idempotent-Replayed")
-        body = response.get("content", {}).get("application/json")
-        if body is not None and status in ERROR_EXAMPLES:
-            body["example"] = ERROR_EXAMPLES[status]
+        if operation_id == BATCH_OPERATION and status == 200:
+            listed = ", ".join(f"`{code}`" for code in BATCH_ITEM_ERRORS)
+            response["description"] = f"{response.get('description', 'OK')}: an item refused carries one of {listed}."
 
 
 def complete(schema: dict[str, Any]) -> dict[str, Any]:

@@ -92,14 +92,24 @@ def board_hidden_copy(*, game_slug: str, board_slug: str) -> int:
     return run_sync(copy)
 
 
-def config_changed(*, slug: str) -> None:
-    """Tell every process that a game's config or keys changed (after commit)."""
+def config_changed(*, slug: str, board: str = "") -> None:
+    """Tell every process that a game's config or keys changed (after commit); ``board``: the
+    slug of the one board that changed, if that is all (the game list reloads only that board)."""
     config.invalidate()
 
     async def bump() -> None:
-        pipe = get_redis().pipeline(transaction=False)
-        pipe.incr(keys.config_version(slug))
+        client = get_redis()
+        await client.incr(keys.config_version(slug))
+        # The epoch and its change-log entry in one transaction (one hash tag): a reader that
+        # sees the epoch move by n finds exactly n entries after the last one it read.
+        pipe = client.pipeline(transaction=True)
         pipe.incr(keys.config_epoch())
+        pipe.xadd(
+            keys.config_changes(),
+            {"game": slug, "board": board},
+            maxlen=config.CONFIG_CHANGES_KEPT,
+            approximate=True,
+        )
         await pipe.execute()
 
     run_sync(bump)

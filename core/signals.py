@@ -15,12 +15,12 @@ from .models import ApiKey, Game, Leaderboard
 logger = logging.getLogger(__name__)
 
 
-def _announce(slug: str) -> None:
+def _announce(slug: str, board: str = "") -> None:
     config.invalidate()
 
     def bump() -> None:
         try:
-            services.config_changed(slug=slug)
+            services.config_changed(slug=slug, board=board)
         except REDIS_FAILURES:
             # Other processes then notice within GAME_CONFIG_CACHE_SECS instead of at once.
             logger.warning("could not reach Redis to announce a config change of %s", slug)
@@ -35,7 +35,7 @@ def _game_changed(sender: type, instance: Game, **kwargs: object) -> None:
 
 @receiver([post_save, post_delete], sender=Leaderboard)
 def _board_changed(sender: type, instance: Leaderboard, **kwargs: object) -> None:
-    _announce(instance.game.slug)
+    _announce(instance.game.slug, instance.slug)
     if kwargs.get("created"):
         game_slug, board_slug = instance.game.slug, instance.slug
 

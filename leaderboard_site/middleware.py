@@ -27,11 +27,15 @@ from django.http.response import HttpResponseBase
 from django.middleware.security import SecurityMiddleware
 from django.utils.decorators import sync_and_async_middleware
 
-from core import logs, metrics, pages
-from core.errors import UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECS, is_unavailable, report_unavailable
+from core import errors, logs, metrics, pages
+from core.errors import ServiceError, is_unavailable, report_unavailable
 
 API_PREFIX = "/api/v1/"
-_MESSAGES = {404: ("not_found", "No such API endpoint."), 405: ("method_not_allowed", "Method not allowed here.")}
+# What an unmatched path (404) or method (405) answers, in the envelope.
+_UNMATCHED: dict[int, Callable[[], ServiceError]] = {
+    404: lambda: errors.not_found("No such API endpoint."),
+    405: errors.method_not_allowed,
+}
 
 logger = logging.getLogger("leaderboard_site.api")
 access_log = logs.get_logger("leaderboard_site.access")
@@ -44,41 +48,43 @@ _KNOWN_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "D
 Handler = Callable[[HttpRequest], Any]
 
 
-def error_json(status: int, code: str, message: str, field: str | None = None) -> JsonResponse:
-    return JsonResponse({"error": {"code": code, "message": message, "field": field}}, status=status)
+def error_json(error: ServiceError) -> JsonResponse:
+    """The error in the envelope, with its status and headers (core.errors builds it)."""
+    response = JsonResponse({"error": error.as_dict()}, status=error.status)
+    for name, value in error.headers.items():
+        response[name] = value
+    return response
 
 
 def unavailable_json() -> JsonResponse:
-    response = error_json(503, "unavailable", UNAVAILABLE_MESSAGE)
-    response["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER_SECS)
-    return response
+    return error_json(errors.unavailable())
 
 
 def exception_json(request: HttpRequest, error: Exception) -> JsonResponse:
     """The envelope for an exception that escaped an API view (ninja's handlers take most first)."""
     if isinstance(error, DisallowedHost):
-        return error_json(400, "bad_host", "This host name is not served here.")
+        return error_json(errors.bad_host())
     if isinstance(error, RequestDataTooBig):
-        return error_json(413, "body_too_large", "The request body is over 1 MiB.")
+        return error_json(errors.body_too_large())
     if isinstance(error, SuspiciousOperation):
-        return error_json(400, "bad_request", "The request was refused.")
+        return error_json(errors.bad_request())
     if isinstance(error, Http404):
-        return error_json(404, *_MESSAGES[404])
+        return error_json(_UNMATCHED[404]())
     if is_unavailable(error):
         report_unavailable(error, during=f"{request.method} {request.path}")
         return unavailable_json()
     logger.error("%s %s: internal error", request.method, request.path, exc_info=error)
-    return error_json(500, "internal_error", "Something went wrong on our side; it has been logged.")
+    return error_json(errors.internal_error())
 
 
 def as_json(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
     """The API's 404 and 405 for unmatched paths and methods, in the JSON error envelope."""
     if (
-        response.status_code in _MESSAGES
+        response.status_code in _UNMATCHED
         and request.path.startswith(API_PREFIX)
         and not response.get("Content-Type", "").startswith("application/json")
     ):
-        replacement = error_json(response.status_code, *_MESSAGES[response.status_code])
+        replacement = error_json(_UNMATCHED[response.status_code]())
         if "Allow" in response:
             replacement["Allow"] = response["Allow"] if "HEAD" in response["Allow"] else _with_head(response["Allow"])
         return replacement

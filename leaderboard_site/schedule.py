@@ -10,10 +10,16 @@ PLAYER_SYNC_INTERVAL_SECS = 2.0
 API_KEY_LAST_USED_SYNC_SECS = 10.0
 # Due period close jobs are claimed this often (the "every 5 s").
 CLOSE_JOBS_INTERVAL_SECS = 5.0
-# The catch-up pass over the boards index: cheap, and only matters after data loss.
-CLOSE_JOBS_CATCH_UP_SECS = 60.0
+# The background's safety net: each run looks at a bounded slice of the boards (and of the
+# keyspace), so a round over 10,000 boards takes about 8 minutes (archive/services/catch_up.py).
+WORK_SWEEP_INTERVAL_SECS = 10.0
 # The ledger drain: at most this long between an accepted score and its database row.
 LEDGER_DRAIN_INTERVAL_SECS = 5.0
+# Domain events go out when their fact commits (a task queued then); this sweep delivers what
+# that missed (the broker down, a worker killed) and retries failed handlers when due.
+EVENTS_SWEEP_INTERVAL_SECS = 30.0
+# Delivered events older than EVENT_RETENTION_SECS are pruned this often.
+EVENTS_PRUNE_INTERVAL_SECS = 3600.0
 
 BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "sync-new-players": {
@@ -32,17 +38,28 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "schedule": CLOSE_JOBS_INTERVAL_SECS,
         "options": {"expires": CLOSE_JOBS_INTERVAL_SECS * 3},
     },
-    # A safety net: finished boards with no close job (say after a Redis restore) get one.
-    "catch-up-close-jobs": {
-        "task": "archive.tasks.catch_up_close_jobs",
-        "schedule": CLOSE_JOBS_CATCH_UP_SECS,
-        "options": {"expires": CLOSE_JOBS_CATCH_UP_SECS},
+    # A safety net: finished boards with no close job (say after a Redis restore) get one, and
+    # work whose mark a crash lost is marked again.
+    "sweep-background-work": {
+        "task": "archive.tasks.sweep_work",
+        "schedule": WORK_SWEEP_INTERVAL_SECS,
+        "options": {"expires": WORK_SWEEP_INTERVAL_SECS * 3},
     },
     # Every applied score reaches the ScoreEvent table within about this long.
     "drain-ledger": {
         "task": "archive.tasks.drain_ledger",
         "schedule": LEDGER_DRAIN_INTERVAL_SECS,
         "options": {"expires": LEDGER_DRAIN_INTERVAL_SECS * 3},
+    },
+    "deliver-events": {
+        "task": "core.tasks.deliver_events",
+        "schedule": EVENTS_SWEEP_INTERVAL_SECS,
+        "options": {"expires": EVENTS_SWEEP_INTERVAL_SECS},
+    },
+    "prune-events": {
+        "task": "core.tasks.prune_events",
+        "schedule": EVENTS_PRUNE_INTERVAL_SECS,
+        "options": {"expires": EVENTS_PRUNE_INTERVAL_SECS},
     },
     # Expired presence members leave (and are announced) within this interval.
     "prune-presence": {

@@ -219,6 +219,9 @@ RECENT_SUBMISSIONS_MAX = env_int("RECENT_SUBMISSIONS_MAX", 50, minimum=1)
 # Public reads see a game's config change within this many seconds; writes see
 # it at once (the rate-limit script returns the config version).
 GAME_CONFIG_CACHE_SECS = env_int("GAME_CONFIG_CACHE_SECS", 5, minimum=0)
+# Delivered domain events (core/outbox/, docs/events.md) are kept this long, then pruned:
+# long enough to look into a delivery in admin, and for a consumer to read back a week.
+EVENT_RETENTION_SECS = env_int("EVENT_RETENTION_SECS", 7 * 24 * 3600, minimum=3600)
 
 # --- Live updates (websockets) ----------------------------------------------
 # Standalone Redis servers for the channel layer, sharded by channels_redis (a group's

@@ -11,7 +11,7 @@ from django.template.loader import render_to_string
 from django.utils.cache import patch_cache_control
 from django.views import defaults as django_defaults
 
-from core import pages
+from core import errors, pages
 from core.errors import is_unavailable
 from core.redis import get_redis
 
@@ -36,7 +36,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if error is not None and is_unavailable(error):
         return unavailable_json() if api else pages.unavailable(request)
     if api:
-        return error_json(500, "internal_error", "Something went wrong on our side; it has been logged.")
+        return error_json(errors.internal_error())
     return HttpResponse(render_to_string("500.html"), status=500)
 
 

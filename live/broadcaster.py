@@ -26,16 +26,20 @@ import uuid
 from dataclasses import dataclass, field
 from typing import cast
 
+from redis.exceptions import NoScriptError
+
 from core import clock, config, keys, metrics
 from core.errors import UNAVAILABLE_ERRORS, report_unavailable
 from core.heartbeat import heartbeat
+from core.lua import ensure_loaded
 from core.redis import get_redis
 from games import periods
 from games import selectors as board_reads
 from presence import selectors as presence_selectors
 from presence import services as presence_services
 
-from . import events, scripts, selectors
+from . import events, rollovers, scripts, selectors
+from .rollovers import Schedule
 
 logger = logging.getLogger(__name__)
 
@@ -61,42 +65,55 @@ class BroadcasterState:
     presence_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     # Names this broadcaster when it holds a game's presence announcer lease.
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
-    # The boards of the active games by ref, and the rollover schedule built from them:
-    # rebuilt only when the game list (a cached object) is another one.
+    # The game list last followed (config.list_games returns the same object until a config
+    # changes, and keeps the objects of the games that did not change), the active games by
+    # slug, their active boards by ref, and each game's board refs.
     games: list[config.GameConfig] | None = None
+    by_game: dict[str, config.GameConfig] = field(default_factory=dict)
     boards: dict[str, tuple[config.GameConfig, config.BoardConfig]] = field(default_factory=dict)
-    schedule: list[tuple[int, str, str]] = field(default_factory=list)  # heap of (ends ms, ref, window)
+    refs_of: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # When each window's period ends, and the boards whose current periods are not claimed yet.
+    rollovers: Schedule = field(default_factory=Schedule)
     # When a game's presence counts next fall by themselves (a member's window ends):
     # a heap of (ms, slug), and the earliest planned per game.
     lapses: list[tuple[int, str]] = field(default_factory=list)
     lapse_at: dict[str, int] = field(default_factory=dict)
 
-    def follow(self, games: list[config.GameConfig], now: dt.datetime) -> None:
-        """Index the boards of ``games`` and schedule each window's next rollover; boards whose
-        settings did not change keep their place in the schedule (the game list is rebuilt
-        whenever the config cache expires, mostly unchanged)."""
+    def follow(self, games: list[config.GameConfig], now: dt.datetime | None = None) -> None:
+        """Index the boards of ``games``. Only the games whose config is another object than the
+        last time are indexed again, and only their boards whose settings changed are claimed and
+        planned afresh: a config change costs what changed, not what exists. (``now`` is unused:
+        plans are made when the boards are claimed.)"""
         if games is self.games:
             return
         self.games = games
-        boards = {b.ref: (g, b) for g in games for b in g.boards if b.active}
-        fresh = {ref for ref, (_, b) in boards.items() if ref not in self.boards or self.boards[ref][1] != b}
-        if fresh or len(boards) != len(self.boards):
-            self.schedule = [item for item in self.schedule if item[1] in boards and item[1] not in fresh]
-            heapq.heapify(self.schedule)
-            for ref in fresh:
-                # Due at once: the first tick records each window's period id, and announces a
-                # rollover this broadcaster was not running for (stopped, or just started).
-                for window in boards[ref][1].windows:
-                    heapq.heappush(self.schedule, (0, ref, window))
-        self.boards = boards
+        incoming = {g.slug: g for g in games}
+        for slug in self.by_game.keys() - incoming.keys():
+            self._index(slug, None)
+        for slug, game in incoming.items():
+            if self.by_game.get(slug) is not game:
+                self._index(slug, game)
+        self.by_game = incoming
 
-    def _plan(self, board: config.BoardConfig, window: str, now: dt.datetime) -> None:
-        try:
-            ends = periods.window_current(board, window, now).ends_at_ms
-        except periods.InvalidPeriod:
-            return
-        if ends is not None:
-            heapq.heappush(self.schedule, (ends, board.ref, window))
+    def _index(self, slug: str, game: config.GameConfig | None) -> None:
+        """Take in one game's boards (None: the game is gone or out of play)."""
+        new = {b.ref: b for b in game.boards if b.active} if game is not None and game.active else {}
+        for ref in self.refs_of.pop(slug, ()):
+            if ref not in new:
+                self.rollovers.remove(self.boards.pop(ref)[1])
+        for ref, board in new.items():
+            known = self.boards.get(ref)
+            self.boards[ref] = (cast("config.GameConfig", game), board)
+            if known is None or known[1] != board:
+                if known is not None:
+                    self.rollovers.remove(known[1])
+                self.rollovers.add(board)
+        if new:
+            self.refs_of[slug] = tuple(new)
+
+    def due(self, now: dt.datetime) -> dict[str, list[str]]:
+        """The windows to claim this tick, by board ref (see live/rollovers.py)."""
+        return self.rollovers.due(self.boards, now, rollovers.MAX_CLAIMS_PER_TICK)
 
     def plan_lapse(self, slug: str, at_ms: int | None) -> None:
         if at_ms is not None and at_ms < self.lapse_at.get(slug, at_ms + 1):
@@ -104,7 +121,8 @@ class BroadcasterState:
             heapq.heappush(self.lapses, (at_ms, slug))
 
     def lapsed(self, now: dt.datetime) -> list[str]:
-        """The games whose presence counts fell by themselves since the last tick."""
+        """The games whose presence counts fell by themselves since the last tick (each popped
+        lapse is gone: the next is planned from the claim it leads to, always after its now)."""
         now_ms = clock.to_ms(now)
         found = []
         while self.lapses and self.lapses[0][0] <= now_ms:
@@ -112,17 +130,6 @@ class BroadcasterState:
             if self.lapse_at.get(slug) == at_ms:
                 del self.lapse_at[slug]
                 found.append(slug)
-        return found
-
-    def due(self, now: dt.datetime) -> list[tuple[str, str]]:
-        """The (ref, window) pairs whose period ended by ``now``, each planned again for its next end."""
-        now_ms = clock.to_ms(now)
-        found = []
-        while self.schedule and self.schedule[0][0] <= now_ms:
-            _, ref, window = heapq.heappop(self.schedule)
-            found.append((ref, window))
-            if ref in self.boards:
-                self._plan(self.boards[ref][1], window, now)
         return found
 
 
@@ -164,27 +171,61 @@ async def tick(*, state: BroadcasterState, games: list[config.GameConfig] | None
 
 
 async def _announce_rollovers(state: BroadcasterState, now: dt.datetime, report: TickReport) -> None:
-    """One ``reset`` per window that rolled over (each claimed by one broadcaster, one script
-    call per board), and the home page's card emptied when its home window is the one that rolled."""
-    due: dict[str, list[str]] = {}
-    for ref, window in state.due(now):
-        if ref in state.boards:
-            due.setdefault(ref, []).append(window)
-    for ref, windows in due.items():
-        game, board = state.boards[ref]
-        current = {}
+    """One ``reset`` per window that rolled over (each claimed by one broadcaster: all of the
+    tick's claims in one pipelined round trip), and the home page's card emptied when its home
+    window is the one that rolled."""
+    current: dict[str, dict[str, periods.Period]] = {}
+    for ref, windows in state.due(now).items():
+        board = state.boards[ref][1]
         for window in windows:
             try:
-                current[window] = periods.window_current(board, window, now)
+                current.setdefault(ref, {})[window] = periods.window_current(board, window, now)
             except periods.InvalidPeriod:
                 continue  # a cron that has not fired yet: nothing started
-        claim = [value for w, p in current.items() for value in (w, p.id)]
-        for window in await scripts.PERIOD_STARTED(get_redis(), [keys.live_periods(ref)], claim):
-            await events.send_reset(board, current[window])
+    if not current:
+        return
+    try:
+        claimed = await _claim(current)
+    except BaseException:
+        # Redis failed mid-way: these boards are claimed again next tick (a claim that already
+        # ran then finds its period recorded, one that did not announces its rollover).
+        state.rollovers.unclaimed.update(dict.fromkeys(current))
+        raise
+    for ref, started in zip(current, claimed, strict=True):
+        game, board = state.boards[ref]
+        for window in started:
+            period = current[ref][window]
+            await events.send_reset(board, period)
             report.resets += 1
             if board == game.first_board and window == selectors.home_period(board):
-                empty = board_reads.Board(period=current[window], total=0, offset=0, entries=[])
+                empty = board_reads.Board(period=period, total=0, offset=0, entries=[])
                 await events.send_top(events.top(board, empty, 0))
+
+
+async def _claim(current: dict[str, dict[str, periods.Period]]) -> list[list[str]]:
+    """PERIOD_STARTED for each board's current periods, pipelined: the windows that rolled over, per board.
+
+    A call Redis refuses with NOSCRIPT (its scripts were flushed meanwhile) did not run: it is
+    called again alone, after the others ran (which a blind retry of the pipeline would repeat,
+    claiming nothing the second time)."""
+    client = get_redis()
+    calls = [
+        ([keys.live_periods(ref)], [v for w, p in windows.items() for v in (w, p.id)])
+        for ref, windows in current.items()
+    ]
+    await ensure_loaded(client, scripts.PERIOD_STARTED, keys=[k for call_keys, _ in calls for k in call_keys])
+    pipe = client.pipeline(transaction=False)
+    for call_keys, args in calls:
+        scripts.PERIOD_STARTED.queue(pipe, call_keys, args)
+    replies = await pipe.execute(raise_on_error=False)
+    started: list[list[str]] = []
+    for (call_keys, args), reply in zip(calls, replies, strict=True):
+        if isinstance(reply, NoScriptError):
+            reply = await scripts.PERIOD_STARTED(client, call_keys, args)
+        elif isinstance(reply, Exception):
+            raise reply
+        started.append([str(window) for window in reply])
+    return started
 
 
 async def _changed_windows(board: config.BoardConfig, now: dt.datetime) -> list[periods.Period]:
@@ -258,9 +299,8 @@ async def _announce_presence_changes(state: BroadcasterState, now: dt.datetime, 
     changed = cast(
         "list[tuple[str, float]]", await get_redis().zpopmin(keys.live_presence_changes(), MAX_GAMES_PER_TICK)
     )
-    games = {g.slug: g for g in state.games or ()}
     for slug in dict.fromkeys([*(slug for slug, _ in changed), *state.lapsed(now)]):
-        game = games.get(slug)
+        game = state.by_game.get(slug)
         if game is not None and await _announce_presence(game, state):
             report.presence += 1
 

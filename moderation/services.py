@@ -21,11 +21,11 @@ from django.db.models import Q
 
 from accounts.models import PlayerLink
 from archive.ledger.erasure import player_forget
-from core import clock, keys
+from core import clock, errors, keys, outbox
 from core.audit import SYSTEM, Action, Actor, audit_forget_names, audit_record, checked_reason
-from core.errors import ServiceError
 from core.models import PLAYER_ID_MESSAGE, DeadLetter, Game, Leaderboard, Player, is_player_id
 from core.redis import get_redis, run_sync
+from core.worksets import mark
 from presence import services as presence_services
 from presence.services import PRESENCE_ANNOUNCE_TTL_MS
 
@@ -89,6 +89,7 @@ async def _erase_in_redis(slug: str, board_slugs: list[str], player_id: str, now
         left += board.boards
         records += board.records
         await get_redis().zadd(keys.live_changes(), {ref: now_ms}, nx=True)
+        await mark(ledger=[ref], now_ms=now_ms)  # its erasure entry, for the drain
     if game.online:
         await presence_services.presence_changed(slug=slug)
     return [left, game.named, game.recent, records, game.codes, int(game.online)]
@@ -109,10 +110,10 @@ def player_erase(*, game: Game, player_id: str, reason: str, by: Actor = SYSTEM)
     game knows nothing of them. Safe to repeat: a second run finishes what a first one
     cut short left."""
     if not is_player_id(player_id):
-        raise ServiceError(422, "invalid", PLAYER_ID_MESSAGE, field="player_id")
+        raise errors.invalid("player_id", PLAYER_ID_MESSAGE)
     reason = checked_reason(reason, required=True)
     if not selectors.player_is_known(game=game, player_id=player_id):
-        raise ServiceError(404, "player_not_found", f"{game.name} has no player “{player_id}”.")
+        raise errors.player_not_found(game=game, player_id=player_id)
     now_ms = clock.to_ms(clock.now())
     with transaction.atomic():
         # Redis last: if it fails, the transaction rolls back and nothing changed.
@@ -149,6 +150,8 @@ def player_erase(*, game: Game, player_id: str, reason: str, by: Actor = SYSTEM)
             detail={"boards": boards, "score events": events, "standings anonymised": standings, "links": links}
             | erased.other,
         )
+        erased_at = clock.iso(clock.from_ms(now_ms))
+        outbox.event_emit(outbox.PlayerErased(game=game.slug, player_id=player_id, erased_at=erased_at))
     return erased
 
 
@@ -203,6 +206,7 @@ def game_delete(*, game: Game, reason: str, by: Actor = SYSTEM) -> GameDeleted:
         audit_record(
             action=Action.DELETE_GAME, game_slug=slug, by=by, reason=reason, detail={**rows, "redis_keys": removed}
         )
+        outbox.event_emit(outbox.GameDeleted(game=slug, deleted_at=clock.iso(clock.now())))
     # A write that passed its checks just before the game went inactive may have landed
     # after the first pass.
     removed += run_sync(_purge, slug)

@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core import clock, keys
+from core import clock, errors, keys
 from core.config import GameConfig
-from core.errors import ServiceError
 from core.models import MAX_BATCH_ITEMS, PLAYER_ID_MESSAGE, Game, is_player_id
 from core.redis import get_redis, run_sync
 
@@ -79,7 +78,7 @@ def _check_ids(ids: Sequence[object], field: str) -> list[str]:
     checked: list[str] = []
     for i, player_id in enumerate(ids):
         if not isinstance(player_id, str) or not is_player_id(player_id):
-            raise ServiceError(422, "invalid", PLAYER_ID_MESSAGE, field=f"{field}[{i}]")
+            raise errors.invalid(f"{field}[{i}]", PLAYER_ID_MESSAGE)
         checked.append(player_id)
     return list(dict.fromkeys(checked))
 
@@ -92,13 +91,11 @@ async def presence_changed(*, slug: str) -> None:
 async def presence_report(*, game: GameConfig, online: Sequence[str], offline: Sequence[str]) -> Reported:
     """A game server's heartbeat for the players in ``online``; ``offline`` leave at once."""
     if len(online) + len(offline) > PRESENCE_BATCH_MAX:
-        raise ServiceError(422, "invalid", f"At most {PRESENCE_BATCH_MAX} player ids in all.", field="online")
+        raise errors.invalid("online", f"At most {PRESENCE_BATCH_MAX} player ids in all.")
     online_ids, offline_ids = _check_ids(online, "online"), _check_ids(offline, "offline")
     both = set(online_ids) & set(offline_ids)
     if both:
-        raise ServiceError(
-            422, "invalid", f"{sorted(both)[0]!r} is in both online and offline; send it in one.", field="offline"
-        )
+        raise errors.invalid("offline", f"{sorted(both)[0]!r} is in both online and offline; send it in one.")
     if not online_ids and not offline_ids:
         return Reported(0, 0, 0, 0)
     joined, left = await scripts.PRESENCE_UPDATE(

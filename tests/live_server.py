@@ -40,7 +40,7 @@ import uvicorn
 from core.redis import close_redis
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Browser, Dialog, Page, ViewportSize
 
 SERVER_START_TIMEOUT_SECS = 10.0
 SERVER_STOP_TIMEOUT_SECS = 10.0
@@ -179,7 +179,7 @@ def browser() -> Iterator[Browser]:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
-DESKTOP_VIEWPORT = {"width": 1280, "height": 900}
+DESKTOP_VIEWPORT: ViewportSize = {"width": 1280, "height": 900}
 # Playwright waits this long for an element or an action before failing the test.
 ACTION_TIMEOUT_MS = 10_000
 
@@ -190,9 +190,9 @@ class DialogWatch:
     def __init__(self) -> None:
         self.fired: list[str] = []
 
-    def __call__(self, dialog: object) -> None:
-        self.fired.append(dialog.message)  # type: ignore[attr-defined]
-        dialog.dismiss()  # type: ignore[attr-defined]
+    def __call__(self, dialog: Dialog) -> None:
+        self.fired.append(dialog.message)
+        dialog.dismiss()
 
 
 @pytest.fixture

@@ -6,12 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db import transaction
 
 from core import clock, errors, keys, text
 from core.audit import SYSTEM, Action, Actor, audit_record
 from core.config import BoardConfig
 from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, Leaderboard, is_player_id
+from core.outbox import CorrectedStanding, ScoreCorrected, event_emit
 from core.redis import get_redis, run_sync
+from core.worksets import mark_boards
 from games import periods
 from games import services as game_services
 from games.scripts import board as game_board_scripts
@@ -99,6 +102,8 @@ def score_correct(
             raise errors.player_hidden(message="This player is hidden: unhide them before correcting.")
         raise errors.score_overflow(window=reply.detail, limit=MAX_SAFE_SCORE, field="value")
     run_sync(lambda: get_redis().zadd(keys.live_changes(), {config.ref: clock.to_ms(now)}, nx=True))
+    # The drain must store its ledger entry, and the close run see the jobs it may have scheduled.
+    run_sync(lambda: mark_boards([config], now, periods.board_current))
     standings = game_services.standings_of(config, reply)
     detail = {
         "leaderboard": config.slug,
@@ -107,7 +112,24 @@ def score_correct(
     }
     if subscore is not None:
         detail["subscore"] = subscore
-    audit_record(
-        action=Action.CORRECT, game_slug=config.game_slug, player_id=player_id, by=by, reason=reason, detail=detail
-    )
+    # The audit entry and the event together (the correction itself is in the ledger already).
+    with transaction.atomic():
+        audit_record(
+            action=Action.CORRECT, game_slug=config.game_slug, player_id=player_id, by=by, reason=reason, detail=detail
+        )
+        event_emit(
+            ScoreCorrected(
+                game=config.game_slug,
+                leaderboard=config.slug,
+                player_id=player_id,
+                value=value,
+                subscore=subscore,
+                reason=reason,
+                windows={
+                    kind: CorrectedStanding(period_id=s.period_id, score=s.score, rank=s.rank, subscore=s.subscore)
+                    for kind, s in standings.items()
+                },
+                corrected_at=clock.iso(now),
+            )
+        )
     return Corrected(player_id=player_id, periods=standings)

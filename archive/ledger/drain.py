@@ -1,10 +1,15 @@
-"""The drain: every game's ledger stream copied to the ScoreEvent table (a beat task).
+"""The drain: every board's ledger stream copied to the ScoreEvent table (a beat task).
 
 Through one consumer group: read, bulk insert (PostgreSQL COPY, SQLite executemany:
 archive/bulk.py), acknowledge. At least once: an
 entry read but not acknowledged (a crash) is delivered again, and the unique
 (game, event id) keeps the table free of duplicates. What the table holds leaves
 the stream, so the stream's length is the backlog the submit script caps.
+
+A run visits only the boards marked in the ledger work set (``keys.work_ledger``,
+core/worksets.py): every writer of an entry marks its board after writing it, and the
+drain unmarks a board once drained, then looks at its stream again and marks it again if
+anything is left, so an idle board costs a run nothing and no entry waits unmarked.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from core import clock, keys, metrics
 from core.deadletters import set_aside, store_or_set_aside
 from core.models import DeadLetter, Game, Leaderboard
 from core.redis import get_redis, run_soon, run_sync
+from core.worksets import leaderboards_of, ledger_marked, settle
 
 from .. import bulk, scripts
 from ..models import ScoreEvent
@@ -42,6 +48,9 @@ LEDGER_CLAIM_BATCHES_PER_RUN = 100
 # Consumers idle this long with nothing pending are dropped from the group: each
 # drain process has its own (host-pid), so restarts would leave them piling up.
 LEDGER_CONSUMER_IDLE_DROP_MS = 24 * 3600 * 1000
+# Marked boards one run drains at most, longest marked first: a run stays seconds long when
+# many boards wait at once (a backlog after an outage); the rest are the next run's.
+LEDGER_BOARDS_PER_RUN = 1000
 
 
 def default_consumer() -> str:
@@ -195,6 +204,22 @@ def _drain_board(board: Leaderboard, *, batch_size: int, consumer: str, claim_mi
     return stored
 
 
+async def _settle(ref: str) -> bool:
+    """Unmark a drained board, then mark it again if its stream still holds entries not stored
+    (written meanwhile, or held by another consumer): the drain looks again next run."""
+
+    async def remaining() -> bool:
+        return bool(await get_redis().xlen(keys.ledger(ref)))
+
+    return await settle(keys.work_ledger(), ref, remaining=remaining, now_ms=clock.now_ms())
+
+
+async def _forget(refs: list[str]) -> None:
+    # Boards gone (deleted with their game and its keys): nothing left to store.
+    if refs:
+        await get_redis().zrem(keys.work_ledger(), *refs)
+
+
 def ledger_drain(
     *,
     batch_size: int = LEDGER_DRAIN_BATCH,
@@ -202,12 +227,20 @@ def ledger_drain(
     game: Game | None = None,
     claim_min_idle_ms: int = LEDGER_CLAIM_MIN_IDLE_MS,
 ) -> int:
-    """Copy every board's (or one game's boards') unstored ledger entries to ScoreEvent;
-    returns entries handled."""
+    """Copy the unstored ledger entries of the marked boards (or of every board of ``game``)
+    to ScoreEvent; returns entries handled."""
     consumer = consumer or default_consumer()
-    boards = Leaderboard.objects.select_related("game")
-    if game is not None:
-        boards = boards.filter(game=game)
-    return sum(
-        _drain_board(b, batch_size=batch_size, consumer=consumer, claim_min_idle_ms=claim_min_idle_ms) for b in boards
-    )
+    if game is None:
+        refs = run_sync(lambda: ledger_marked(limit=LEDGER_BOARDS_PER_RUN))
+        found = leaderboards_of(refs)
+        run_sync(_forget, [ref for ref in refs if ref not in found])
+        boards = {ref: found[ref] for ref in refs if ref in found}
+    else:
+        boards = {keys.board_ref(game.slug, b.slug): b for b in Leaderboard.objects.filter(game=game)}
+        for board in boards.values():
+            board.game = game
+    stored = 0
+    for ref, board in boards.items():
+        stored += _drain_board(board, batch_size=batch_size, consumer=consumer, claim_min_idle_ms=claim_min_idle_ms)
+        run_sync(_settle, ref)
+    return stored

@@ -1,10 +1,12 @@
 """Closing finished periods: the archive of one period (period_archive.py), the close-job
-queue that runs each exactly once (close_jobs.py), and taking a board out of play
+queue that runs each exactly once (close_jobs.py), the background's safety net that finds
+missing jobs and lost work marks (catch_up.py), and taking a board out of play
 (board_close.py)."""
 
 from __future__ import annotations
 
 from .board_close import leaderboard_deactivate
+from .catch_up import SweepReport, close_jobs_catch_up, work_sweep
 from .close_jobs import (
     CLOSE_JOB_MAX_ATTEMPTS,
     BoardBacklog,
@@ -14,10 +16,10 @@ from .close_jobs import (
     board_backlogs,
     close_job_name,
     close_job_retry,
-    close_jobs_catch_up,
     close_jobs_claim,
     close_jobs_dead,
     close_jobs_due_now,
+    close_jobs_next,
     close_jobs_queue,
     close_jobs_reap,
     close_jobs_run,
@@ -33,6 +35,7 @@ __all__ = [
     "ClaimedJob",
     "CloseQueue",
     "DeadJob",
+    "SweepReport",
     "board_backlogs",
     "close_job_name",
     "close_job_retry",
@@ -40,9 +43,11 @@ __all__ = [
     "close_jobs_claim",
     "close_jobs_dead",
     "close_jobs_due_now",
+    "close_jobs_next",
     "close_jobs_queue",
     "close_jobs_reap",
     "close_jobs_run",
     "leaderboard_deactivate",
     "period_archive",
+    "work_sweep",
 ]

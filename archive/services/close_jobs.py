@@ -1,35 +1,34 @@
 """The close-job queue: each finished period is archived exactly once, by a job.
 
 The submit script schedules one close job per period board (``'<period>:<id>'`` in
-the board's due ZSET, due at the period's end + ARCHIVE_GRACE_SECS). A beat task
-(:func:`close_jobs_run`) returns expired claims, claims due jobs, archives each
-period (period_archive.py) and acknowledges it; a failure is retried with
-exponential backoff and, after CLOSE_JOB_MAX_ATTEMPTS, lands in the dead-letter
-ZSET that admin shows with a retry action. :func:`close_jobs_catch_up` schedules
-any period board that lacks a job (after a Redis restore, say). See docs/archive.md.
+the board's due ZSET, due at the period's end + ARCHIVE_GRACE_SECS), and the submission
+marks the board in the close index (``keys.work_close_due``, core/worksets.py) at that
+time. A beat task (:func:`close_jobs_run`) visits only the boards the index says are due:
+it returns their expired claims, claims due jobs, archives each period
+(period_archive.py) and acknowledges it; a failure is retried with exponential backoff
+and, after CLOSE_JOB_MAX_ATTEMPTS, lands in the dead-letter ZSET that admin shows with a
+retry action. catch_up.py schedules any period board that lacks a job (after a Redis
+restore, say) and repairs lost marks. See docs/archive.md.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from django.conf import settings
-
-from core import clock, keys, metrics
+from core import clock, errors, keys, metrics
 from core.config import BoardConfig, GameConfig
 from core.errors import ServiceError
 from core.models import Leaderboard
 from core.redis import get_redis, run_sync
+from core.worksets import close_due, leaderboards_of, mark, settle, settle_close
 from games import periods
 
 from .. import scripts
-from ..models import ArchivedPeriod
-from .period_archive import ARCHIVED_PERIODS, CLOSE_JOB_VISIBILITY_SECS, period_archive
+from .period_archive import CLOSE_JOB_VISIBILITY_SECS, period_archive
 
 logger = logging.getLogger("archive.services")
 
@@ -45,8 +44,9 @@ CLOSE_JOBS_PER_BOARD_PER_RUN = 50
 CLOSE_JOBS_REAP_BATCH = 100
 # A job's last error is kept (for admin) up to this many characters.
 CLOSE_JOB_ERROR_MAX_CHARS = 500
-# Keys per SCAN step of the catch-up pass over the keyspace.
-CATCH_UP_SCAN_COUNT = 1000
+# Boards one run visits at most, earliest due first: a run stays a few seconds long however
+# many periods end at once (a midnight for 10,000 boards); the rest are next run's.
+CLOSE_BOARDS_PER_RUN = 1000
 # Admin lists at most this many dead jobs per board.
 CLOSE_JOBS_DEAD_SHOWN = 1000
 
@@ -149,7 +149,7 @@ def _run_job(board: Leaderboard, claimed: ClaimedJob) -> bool:
         nonlocal token
         deadline = clock.now_ms() + CLOSE_JOB_VISIBILITY_SECS * 1000
         if not run_sync(_extend, ref, claimed.job, token, deadline):
-            raise ServiceError(409, "claim_lost", "The job's claim expired and was handed back; this run stopped.")
+            raise errors.claim_lost()
         token = deadline
 
     period, _, period_id = claimed.job.partition(":")
@@ -162,6 +162,7 @@ def _run_job(board: Leaderboard, claimed: ClaimedJob) -> bool:
         metrics.CLOSE_JOBS_CLAIMED.labels(result="failed").inc()
         if outcome == "dead":
             logger.error("close job %s of %s is dead after %d attempts", claimed.job, ref, attempts)
+            run_sync(lambda: mark(dead=[ref], now_ms=clock.now_ms()))
         return False
     if not run_sync(_ack, ref, claimed.job, token):
         logger.warning("close job %s of %s: archived, but its claim had been handed back", claimed.job, ref)
@@ -169,124 +170,104 @@ def _run_job(board: Leaderboard, claimed: ClaimedJob) -> bool:
     return True
 
 
-def close_jobs_run(*, worker: str | None = None) -> int:
-    """Reap expired claims, then claim and archive every due close job of every board.
+async def close_jobs_next(*, ref: str) -> int | None:
+    """When the board's close jobs next need a visit (ms): its earliest due job or claim
+    deadline (a claim past it is reaped then); None if it has neither."""
+    pipe = get_redis().pipeline(transaction=False)
+    pipe.zrange(keys.close_jobs(ref), 0, 0, withscores=True)
+    pipe.zrange(keys.close_claims(ref), 0, 0, withscores=True)
+    first = [int(score) for found in await pipe.execute() for _, score in found]
+    return min(first, default=None)
 
-    Returns how many jobs succeeded. A failed job is retried later (backoff) or
-    dead-lettered; it never stops the others.
-    """
+
+def _run_board(board: Leaderboard, ref: str, worker: str | None) -> int:
+    """Reap the board's expired claims, then claim and archive its due jobs; returns how many succeeded."""
+    dead = []
+    for job, outcome in run_sync(lambda: close_jobs_reap(ref=ref)):
+        logger.warning("close job %s of %s: claim expired; now %s", job, ref, outcome)
+        metrics.CLOSE_JOBS_CLAIMED.labels(result="lost").inc()
+        if outcome == "dead":
+            dead.append(job)
+    if dead:
+        run_sync(lambda: mark(dead=[ref], now_ms=clock.now_ms()))
     done = 0
-    for board in Leaderboard.objects.select_related("game"):
-        ref = keys.board_ref(board.game.slug, board.slug)
-        for job, outcome in run_sync(lambda ref=ref: close_jobs_reap(ref=ref)):
-            logger.warning("close job %s of %s: claim expired; now %s", job, ref, outcome)
-            metrics.CLOSE_JOBS_CLAIMED.labels(result="lost").inc()
-        for _ in range(CLOSE_JOBS_PER_BOARD_PER_RUN):
-            claimed = run_sync(lambda ref=ref: close_jobs_claim(ref=ref))
-            if not claimed:
-                break
-            if _run_job(board, claimed[0]):
-                logger.info("close job %s of %s done%s", claimed[0].job, ref, f" by {worker}" if worker else "")
-                done += 1
+    for _ in range(CLOSE_JOBS_PER_BOARD_PER_RUN):
+        claimed = run_sync(lambda: close_jobs_claim(ref=ref))
+        if not claimed:
+            break
+        if _run_job(board, claimed[0]):
+            logger.info("close job %s of %s done%s", claimed[0].job, ref, f" by {worker}" if worker else "")
+            done += 1
     return done
 
 
-async def _schedule(ref: str, jobs: list[tuple[str, int]], *, sooner: bool = False) -> int:
-    """Add the missing jobs (or, ``sooner``, also bring due ones forward); returns how many changed."""
+def close_jobs_run(*, worker: str | None = None) -> int:
+    """Visit the boards whose close jobs are due (the close index, earliest first): reap expired
+    claims, then claim and archive every due job; then set each board's next time in the index.
+
+    Returns how many jobs succeeded. A failed job is retried later (backoff) or
+    dead-lettered; it never stops the others. Boards with nothing due are not visited.
+    """
+    refs = run_sync(lambda: close_due(now_ms=clock.now_ms(), limit=CLOSE_BOARDS_PER_RUN))
+    if not refs:
+        return 0
+    boards = leaderboards_of(refs)
+    done = 0
+    for ref in refs:
+        board = boards.get(ref)
+        if board is None:
+            # The board is gone (its game deleted with its keys): nothing left to close.
+            run_sync(lambda ref=ref: get_redis().zrem(keys.work_close_due(), ref))
+            continue
+        done += _run_board(board, ref, worker)
+        run_sync(lambda ref=ref: settle_close(ref, next_visit=lambda: close_jobs_next(ref=ref)))
+    return done
+
+
+async def close_jobs_schedule(*, ref: str, jobs: Sequence[tuple[str, int]], sooner: bool = False) -> int:
+    """Add the board's missing jobs (or, ``sooner``, also bring due ones forward), then mark the
+    board in the close index; returns how many jobs changed."""
     if not jobs:
         return 0
     args: list[str | int] = ["sooner" if sooner else "missing", *(value for job in jobs for value in job)]
-    return int(
+    changed = int(
         await scripts.CLOSE_SCHEDULE(
             get_redis(), [keys.close_jobs(ref), keys.close_claims(ref), keys.close_dead(ref)], args
         )
     )
-
-
-async def _period_boards(refs: set[str], now_ms: int) -> dict[str, dict[str, bool]]:
-    """Every period board of these leaderboards, from their boards indexes and a SCAN of the
-    keyspace (the index may be gone too), each with whether it already has its
-    retention expiry (which the archive sets only once it is complete)."""
-    client = get_redis()
-    found: dict[str, dict[str, bool]] = defaultdict(dict)
-    for ref in refs:
-        # Entries whose expiry passed name boards already gone (submit_score.lua trims them).
-        indexed = await client.zrangebyscore(keys.boards_index(ref), now_ms, "+inf", withscores=True)
-        for board_key, expiry in cast("list[tuple[str, float]]", indexed):
-            found[ref][board_key] = expiry != float("inf")
-    scanned: list[tuple[str, str]] = []
-    async for board_key in client.scan_iter(match=keys.every_board_pattern(), count=CATCH_UP_SCAN_COUNT, _type="zset"):
-        parsed = keys.parse_board(board_key)
-        if parsed is not None and parsed[0] in refs and parsed[1] in ARCHIVED_PERIODS:
-            scanned.append((parsed[0], board_key))
-    if scanned:
-        pipe = client.pipeline(transaction=False)
-        for _, board_key in scanned:
-            pipe.pttl(board_key)
-        for (ref, board_key), ttl in zip(scanned, await pipe.execute(), strict=True):
-            found[ref][board_key] = found[ref].get(board_key, False) or ttl > 0
-    return found
-
-
-def _missing_jobs(board: Leaderboard, found: dict[str, bool]) -> list[tuple[str, int]]:
-    """The close jobs one board's period boards need: all but those complete and retained."""
-    config = BoardConfig.from_model(board, board.game)
-    candidates: dict[tuple[str, str], tuple[str, int, bool]] = {}
-    for board_key, retained in found.items():
-        parsed = keys.parse_board(board_key)
-        if parsed is None or parsed[1] not in ARCHIVED_PERIODS:
-            continue
-        try:
-            period = periods.window_parse(config, parsed[1], parsed[2])
-        except periods.InvalidPeriod:
-            continue
-        if period.ends_at_ms is None:
-            continue
-        job = close_job_name(period=period.kind, period_id=period.id)
-        candidates[(period.kind, period.id)] = (job, period.ends_at_ms + settings.ARCHIVE_GRACE_SECS * 1000, retained)
-    complete = set(
-        ArchivedPeriod.objects.filter(
-            leaderboard=board,
-            status=ArchivedPeriod.Status.COMPLETE,
-            period_id__in={period_id for _, period_id in candidates},
-        ).values_list("period", "period_id")
-    )
-    return [(job, due) for name, (job, due, retained) in candidates.items() if not (retained and name in complete)]
-
-
-def close_jobs_catch_up() -> int:
-    """Schedule a close job for every period board that has none; returns how many.
-
-    A board needs one unless its archive is complete and it already has its
-    retention expiry. Jobs already due, claimed or dead are left alone. Jobs are
-    due at the period's end + grace, like those the submit script schedules.
-    """
-    boards = {keys.board_ref(b.game.slug, b.slug): b for b in Leaderboard.objects.select_related("game")}
-    found = run_sync(_period_boards, set(boards), clock.now_ms())
-    scheduled = 0
-    for ref, period_boards in found.items():
-        added = run_sync(_schedule, ref, _missing_jobs(boards[ref], period_boards))
-        if added:
-            logger.warning("catch-up: scheduled %d missing close job(s) of %s", added, ref)
-        scheduled += added
-    return scheduled
+    if changed:
+        await mark(close={ref: min(due for _, due in jobs)}, now_ms=clock.now_ms())
+    return changed
 
 
 async def _retry(ref: str, job: str, now_ms: int) -> bool:
-    return bool(
+    retried = bool(
         await scripts.CLOSE_RETRY(
             get_redis(),
             [keys.close_dead(ref), keys.close_jobs(ref), keys.close_attempts(ref), keys.close_errors(ref)],
             [job, now_ms],
         )
     )
+    if retried:
+        await mark(close={ref: now_ms}, now_ms=now_ms)
+        await close_jobs_dead_settle(ref=ref, now_ms=now_ms)
+    return retried
+
+
+async def close_jobs_dead_settle(*, ref: str, now_ms: int) -> bool:
+    """Unmark the board in the dead set unless it still holds dead jobs; returns whether it does."""
+
+    async def remaining() -> bool:
+        return bool(await get_redis().zcard(keys.close_dead(ref)))
+
+    return await settle(keys.work_close_dead(), ref, remaining=remaining, now_ms=now_ms)
 
 
 def close_job_retry(*, board: Leaderboard, job: str) -> None:
     """Give a dead job another full set of attempts, due at once (admin's retry action)."""
     ref = keys.board_ref(board.game.slug, board.slug)
     if not run_sync(_retry, ref, job, clock.now_ms()):
-        raise ServiceError(404, "not_found", f"No dead close job {job} in {ref}: nothing to retry.")
+        raise errors.not_found(f"No dead close job {job} in {ref}: nothing to retry.")
 
 
 # Reads of the queue, for admin. (They live here rather than in selectors.py, which
@@ -344,7 +325,7 @@ def close_jobs_due_now(*, board: Leaderboard) -> int:
             continue
         if period.ends_at is not None:
             jobs.append((close_job_name(period=period.kind, period_id=period.id), now_ms))
-    return int(run_sync(lambda: _schedule(ref, jobs, sooner=True)))
+    return int(run_sync(lambda: close_jobs_schedule(ref=ref, jobs=jobs, sooner=True)))
 
 
 @dataclass(frozen=True)
@@ -358,17 +339,27 @@ class BoardBacklog:
 
 
 async def board_backlogs(*, games: Sequence[GameConfig]) -> list[BoardBacklog]:
-    """Every board's backlog now (the /metrics gauges): three reads a board, pipelined."""
-    refs = [keys.board_ref(game.slug, board.slug) for game in games for board in game.boards]
-    if not refs:
-        return []
+    """The backlog of every board of these games that has one (the /metrics gauges). Read from
+    the work sets: only marked boards can have one, so a scrape costs what waits, not what
+    exists (a board whose mark a crash lost shows once the background's sweep marks it again)."""
+    known = {keys.board_ref(game.slug, board.slug) for game in games for board in game.boards}
     now_ms = clock.now_ms()
-    pipe = get_redis().pipeline(transaction=False)
-    for ref in refs:
+    client = get_redis()
+    pipe = client.pipeline(transaction=False)
+    pipe.zrange(keys.work_ledger(), 0, -1)
+    pipe.zrangebyscore(keys.work_close_due(), "-inf", now_ms)
+    pipe.zrange(keys.work_close_dead(), 0, -1)
+    marked = [[ref for ref in found if ref in known] for found in await pipe.execute()]
+    pipe = client.pipeline(transaction=False)
+    for ref in marked[0]:
         pipe.xlen(keys.ledger(ref))
+    for ref in marked[1]:
         pipe.zcount(keys.close_jobs(ref), "-inf", now_ms)
+    for ref in marked[2]:
         pipe.zcard(keys.close_dead(ref))
-    found = await pipe.execute()
-    return [
-        BoardBacklog(ref, int(found[3 * i]), int(found[3 * i + 1]), int(found[3 * i + 2])) for i, ref in enumerate(refs)
-    ]
+    counts = iter(await pipe.execute() if len(pipe) else [])
+    found: dict[str, list[int]] = {}
+    for kind, refs in enumerate(marked):
+        for ref in refs:
+            found.setdefault(ref, [0, 0, 0])[kind] = int(next(counts))
+    return [BoardBacklog(ref, *values) for ref, values in found.items()]

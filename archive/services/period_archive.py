@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import transaction
 
-from core import clock, keys, metrics
+from core import clock, errors, keys, metrics
 from core.config import BoardConfig
 from core.errors import REDIS_FAILURES, ServiceError
 from core.models import Leaderboard
@@ -30,6 +30,7 @@ from games import selectors as board_reads
 
 from .. import bulk, scripts
 from ..models import ArchivedPeriod, ArchivedStanding
+from .period_events import ends_season, period_archived_emit, season_ended_emit, season_lock
 
 # Standings read from Redis and written to the database per step: one board_window
 # call (~10 ms of Redis time) and one bulk upsert. Memory holds one chunk at a time.
@@ -72,15 +73,13 @@ class _Run:
 def _period(board: BoardConfig, period: str, period_id: str) -> periods.Period:
     if period not in periods.WINDOWS:
         choices = ", ".join(periods.WINDOWS)
-        raise ServiceError(422, "invalid", f"Unknown window {period!r}; use one of {choices}.", field="period")
+        raise errors.invalid("period", f"Unknown window {period!r}; use one of {choices}.")
     try:
         resolved = periods.window_parse(board, period, period_id)
     except periods.InvalidPeriod as error:
-        raise ServiceError(422, "invalid", f"{error}.", field="period_id") from None
+        raise errors.invalid("period_id", f"{error}.") from None
     if resolved.ends_at is None or resolved.starts_at is None:
-        raise ServiceError(
-            422, "not_archived", "The all-time board never ends, so it is never archived.", field="period"
-        )
+        raise errors.not_archived()
     return resolved
 
 
@@ -100,6 +99,11 @@ async def _board_state(ref: str, board_key: str) -> tuple[bool, bool]:
     return bool(exists), indexed == float("inf") or bool(stashed)
 
 
+def _still_to_archive(ref: str, period: periods.Period) -> bool:
+    """Whether a period's board holds or held scores, so that a close job will archive it."""
+    return any(run_sync(_board_state, ref, keys.board(ref, period.kind, period.id)))
+
+
 async def _retain(ref: str, board_key: str, now_ms: int) -> None:
     retention_ms = settings.PERIOD_RETENTION_SECS * 1000
     await scripts.CLOSE_RETAIN(
@@ -117,12 +121,7 @@ async def _retain(ref: str, board_key: str, now_ms: int) -> None:
 
 
 def _board_changed(period: periods.Period) -> ServiceError:
-    return ServiceError(
-        409,
-        "board_changed",
-        f"The {period.kind} board {period.id} changed while it was being archived (a player hidden or "
-        "restored); the next attempt archives it again.",
-    )
+    return errors.board_changed(window=period.kind, period_id=period.id)
 
 
 def period_archive(
@@ -154,14 +153,9 @@ def period_archive(
     assert resolved.ends_at is not None and resolved.starts_at is not None
     finished = clock.now() >= resolved.ends_at or not board.active
     if not finished and not force:
-        raise ServiceError(
-            409,
-            "period_open",
-            f"The {period} period {period_id} is still open (it ends at {clock.iso(resolved.ends_at)}); "
-            "force a snapshot to archive it now.",
-        )
+        raise errors.period_open(window=period, period_id=period_id, ends_at=resolved.ends_at)
     if chunk_size < 1:
-        raise ServiceError(422, "invalid", "The chunk size must be at least 1.", field="chunk_size")
+        raise errors.invalid("chunk_size", "The chunk size must be at least 1.")
     run = _Run(
         board=board,
         config=config,
@@ -174,11 +168,7 @@ def period_archive(
         after_chunk=after_chunk,
     )
     if not run_sync(_lock, run.lock_key, "take", run.run):
-        raise ServiceError(
-            409,
-            "archive_busy",
-            f"The {period} period {period_id} is being archived by another run right now; try again in a few minutes.",
-        )
+        raise errors.archive_busy(window=period, period_id=period_id)
     try:
         return _archive_locked(run)
     finally:
@@ -195,12 +185,7 @@ def _archive_locked(run: _Run) -> ArchivedPeriod:
         return existing
     exists, known = run_sync(_board_state, run.ref, run.board_key)
     if not exists and not known:
-        raise ServiceError(
-            404,
-            "board_missing",
-            f"No {period.kind} board {period.id} is in Redis and it was never archived: nothing to archive. "
-            "If Redis lost its data, run rebuild_leaderboards first.",
-        )
+        raise errors.board_missing(window=period.kind, period_id=period.id)
     assert period.starts_at is not None and period.ends_at is not None  # never all-time (see _period)
     archived, _ = ArchivedPeriod.objects.update_or_create(
         leaderboard=run.board,
@@ -249,7 +234,7 @@ def _copy_board(run: _Run, archived: ArchivedPeriod) -> None:
         if run.progress is not None:
             run.progress(written, max(board.total, written))
         if not run_sync(_lock, run.lock_key, "extend", run.run):
-            raise ServiceError(409, "archive_busy", "This archive run lost its lock to another run; it stopped.")
+            raise errors.archive_busy()
         if run.after_chunk is not None:
             run.after_chunk(index)
         index += 1
@@ -297,9 +282,13 @@ def _store_chunk(run: _Run, archived: ArchivedPeriod, entries: list[board_reads.
 
 
 def _complete(run: _Run, archived: ArchivedPeriod) -> ArchivedPeriod:
-    """Drop rows of earlier runs, count, mark complete (or a snapshot); then the board's retention."""
+    """Drop rows of earlier runs, count, mark complete (or a snapshot) with its events; then the
+    board's retention."""
     now: dt.datetime = clock.now()
+    season_end = run.finished and ends_season(run.config, run.period)
     with transaction.atomic():
+        if season_end:
+            season_lock(run.board)
         # Rows of earlier runs whose players are no longer on the board (a snapshot
         # overwritten by the final state, or a crashed run's rows): one DELETE.
         ArchivedStanding.objects.filter(archived_period=archived).exclude(run=run.run).delete()
@@ -310,6 +299,12 @@ def _complete(run: _Run, archived: ArchivedPeriod) -> ArchivedPeriod:
         archived.status = ArchivedPeriod.Status.COMPLETE if run.finished else ArchivedPeriod.Status.SNAPSHOT
         archived.archived_at = now
         archived.save(update_fields=["total", "status", "archived_at"])
+        if run.finished:  # the one transition to complete: announced once, with it
+            period_archived_emit(config=run.config, period=run.period, archived=archived, now=now)
+        if season_end:
+            season_ended_emit(
+                board=run.board, config=run.config, still_to_archive=lambda p: _still_to_archive(run.ref, p)
+            )
     if run.finished:
         # Only now: a board never expires before its archive is complete.
         run_sync(_retain, run.ref, run.board_key, clock.to_ms(now))

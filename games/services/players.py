@@ -9,7 +9,7 @@ from typing import Literal, cast
 
 from django.db import transaction
 
-from core import clock, keys, text
+from core import clock, keys, text, worksets
 from core.audit import SYSTEM, Action, Actor, audit_record, checked_reason
 from core.deadletters import store_or_set_aside
 from core.models import DeadLetter, Game, Player
@@ -28,17 +28,17 @@ NAMES_INDEX_BACKFILL_PER_RUN = 5000
 
 async def _games_with_pending() -> list[str]:
     """The games whose players wait for the sync (marked by submissions and name writes)."""
-    found = await get_redis().zrange(keys.players_work(), 0, -1)
+    found = await get_redis().zrange(keys.work_players(), 0, -1)
     return [str(slug) for slug in found]
 
 
 async def _done_with(slug: str) -> None:
-    """Unmark a game, then mark it again if players were marked meanwhile: writers mark after
-    writing, so either this sees their player or their mark lands after the removal."""
-    client = get_redis()
-    await client.zrem(keys.players_work(), slug)
-    if await client.zcard(keys.pending_players(slug)):
-        await client.zadd(keys.players_work(), {slug: clock.now_ms()}, nx=True)
+    """Unmark a game, then mark it again if players were marked meanwhile (core/worksets.py)."""
+
+    async def remaining() -> bool:
+        return bool(await get_redis().zcard(keys.pending_players(slug)))
+
+    await worksets.settle(keys.work_players(), slug, remaining=remaining, now_ms=clock.now_ms())
 
 
 async def _mark_pending(slugs: Sequence[str]) -> int:
@@ -48,7 +48,7 @@ async def _mark_pending(slugs: Sequence[str]) -> int:
         pipe.zcard(keys.pending_players(slug))
     pending = [slug for slug, count in zip(slugs, await pipe.execute(), strict=True) if count]
     if pending:
-        await client.zadd(keys.players_work(), dict.fromkeys(pending, clock.now_ms()), nx=True)
+        await client.zadd(keys.work_players(), dict.fromkeys(pending, clock.now_ms()), nx=True)
     return len(pending)
 
 
@@ -88,7 +88,7 @@ def players_sync_pending(*, batch_size: int = PLAYER_SYNC_BATCH_SIZE) -> int:
                 break
         run_sync(_done_with, game.slug)
     for slug in set(slugs) - {g.slug for g in Game.objects.filter(slug__in=slugs).only("slug")}:
-        run_sync(lambda slug=slug: get_redis().zrem(keys.players_work(), slug))  # a game deleted meanwhile
+        run_sync(lambda slug=slug: get_redis().zrem(keys.work_players(), slug))  # a game deleted meanwhile
     return written
 
 
@@ -146,7 +146,7 @@ async def names_write(
         marked = marked or any(m for *_, m in chunk)
         written += await game_scripts.names_write(get_redis(), slug=slug, mode=mode, now_ms=clock.now_ms(), names=chunk)
     if marked and written:
-        await get_redis().zadd(keys.players_work(), {slug: clock.now_ms()}, nx=True)
+        await get_redis().zadd(keys.work_players(), {slug: clock.now_ms()}, nx=True)
     return written
 
 

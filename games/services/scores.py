@@ -21,7 +21,7 @@ from typing import Any
 from django.conf import settings
 from redis.asyncio.client import Pipeline
 
-from core import clock, errors, keys, lua, metrics, text
+from core import clock, errors, keys, lua, metrics, text, worksets
 from core.config import BoardConfig, GameConfig
 from core.errors import ServiceError
 from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, is_player_id
@@ -419,6 +419,10 @@ async def _apply_to_game(
     def marks(pipe: Pipeline) -> None:
         if changed:
             pipe.zadd(keys.live_changes(), dict.fromkeys(changed, now_ms), nx=True)
+            # The background runs' work sets: ledger entries to store, close jobs to run.
+            worksets.queue_marks(
+                pipe, {q.board for q, reply in applied if not reply.replayed}, now, periods.board_current
+            )
             if heartbeat:
                 # A score is a heartbeat: a player may have come online.
                 pipe.zadd(keys.live_presence_changes(), {game.slug: now_ms}, nx=True)
@@ -438,4 +442,4 @@ async def _apply_to_game(
                 replayed=applied_reply.replayed,
             )
     if marked:
-        await get_redis().zadd(keys.players_work(), {game.slug: now_ms}, nx=True)
+        await get_redis().zadd(keys.work_players(), {game.slug: now_ms}, nx=True)

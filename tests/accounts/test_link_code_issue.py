@@ -55,7 +55,7 @@ async def test_it_issues_an_eight_character_code_valid_ten_minutes(config):
     assert issued.player_id == "alice"
     assert issued.expires_at == at(services.LINK_CODE_TTL_SECS)
     stored = await get_redis().get(keys.link_code("tetris", issued.code))
-    assert stored.endswith(":alice")
+    assert isinstance(stored, str) and stored.endswith(":alice")
     assert 0 < await get_redis().pttl(keys.link_code("tetris", issued.code)) <= services.LINK_CODE_TTL_SECS * 1000
     assert 0 < await get_redis().pttl(keys.link_codes_issued("tetris", "alice")) <= services.LINK_CODE_TTL_SECS * 1000
 

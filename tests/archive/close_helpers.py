@@ -12,6 +12,7 @@ from core.config import GameConfig
 from core.models import Game
 from core.redis import get_redis, run_sync
 from games import services
+from tests import redis_replies
 from tests.conftest import clock_at
 
 
@@ -68,7 +69,7 @@ def pttl(key: str) -> int:
 
 
 def zscores(key: str) -> dict[str, float]:
-    return dict(run_sync(lambda: get_redis().zrange(key, 0, -1, withscores=True)))
+    return dict(run_sync(lambda: redis_replies.scored(key)))
 
 
 def board_key(game: Game, period: str, period_id: str) -> str:

@@ -35,6 +35,7 @@ async def archive_period(
 ) -> ArchivedPeriod:
     """Archive a period the way its close job does, at ``now`` (options: force, chunk_size, after_chunk)."""
     board = await game.leaderboards.afirst()
+    assert board is not None
     with clock_at(now):
         return await sync_to_async(archive_services.period_archive)(
             board=board, period=period, period_id=period_id, **options
@@ -58,6 +59,7 @@ async def new_game(make_game, slug: str = "tetris", **kwargs: object) -> Game:
 
 async def fill(game: Game, at: dt.datetime, scores: dict[str, int], names: dict[str, str] | None = None) -> None:
     game_config = await config.get_game(game.slug)
+    assert game_config is not None
     for player_id, score in scores.items():
         name = (names or {}).get(player_id)
         with clock_at(at):
@@ -249,6 +251,7 @@ async def test_it_lists_archived_periods_newest_first(make_game, aclient):
     game = await new_game(make_game, periods_kept=["daily", "monthly", "all-time"])
     days = await archive_days(game, [5, 2, 9])
     month = periods.current("monthly", "UTC", clock_now() - dt.timedelta(days=40))
+    assert month.starts_at is not None
     await fill(game, month.starts_at, {"m": 1})
     await archive_period(game, "monthly", month.id)
 
@@ -265,6 +268,7 @@ async def test_it_lists_archived_periods_newest_first(make_game, aclient):
     ]
     first = body["periods"][0]
     expected = periods.parse("daily", days[1], "UTC")
+    assert expected.starts_at is not None and expected.ends_at is not None
     assert set(first) == {"leaderboard", "period", "period_id", "starts_at", "ends_at", "total", "archived_at"}
     assert first["starts_at"] == iso(expected.starts_at)
     assert first["ends_at"] == iso(expected.ends_at)
@@ -276,6 +280,7 @@ async def test_it_lists_the_shorter_period_first_when_two_end_together(make_game
     game = await new_game(make_game)
     # The last day of a month: its daily and monthly boards close at the same instant.
     month = periods.current("monthly", "UTC", clock_now() - dt.timedelta(days=40))
+    assert month.ends_at is not None
     last_day = month.ends_at - dt.timedelta(hours=1)
     await fill(game, last_day, {"alice": 1})
     await archive_period(game, "monthly", month.id)

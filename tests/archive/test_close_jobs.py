@@ -94,7 +94,7 @@ def test_it_hands_each_job_to_one_of_two_claims_made_at_once(game):
     assert len(everything) == 20 + 4 + 1  # days, ISO weeks W40-W43, October
     now = at("2026-11-02T00:00:00+00:00")
 
-    async def both() -> list[list[services.ClaimedJob]]:
+    async def both() -> tuple[list[services.ClaimedJob], list[services.ClaimedJob]]:
         with clock_at(now):
             return await asyncio.gather(
                 services.close_jobs_claim(ref="tetris.main", limit=15),

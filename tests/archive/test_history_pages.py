@@ -21,6 +21,13 @@ def day_of(days_ago: int) -> tuple[dt.datetime, str]:
     return at, periods.current("daily", "UTC", at).id
 
 
+def day_start(day_id: str) -> dt.datetime:
+    """When a daily period (UTC) starts."""
+    starts_at = periods.parse("daily", day_id, "UTC").starts_at
+    assert starts_at is not None
+    return starts_at
+
+
 def history_rows(content: bytes) -> list[tuple[str, str]]:
     """(period, period_id) of each row of the history list, in order."""
     return re.findall(r'<tr data-period="([^"]+)" data-period-id="([^"]+)">', content.decode())
@@ -151,7 +158,7 @@ async def test_it_shows_a_periods_final_standings_paginated(make_game, aclient):
     assert rows[0].href == "/games/tetris/players/p00/?period=daily"
     page = text(first.content)
     assert f"Daily {day}" in page
-    assert periods.parse("daily", day, "UTC").starts_at.strftime("%-d %b %Y") in page
+    assert day_start(day).strftime("%-d %b %Y") in page
     assert "60 players" in page and "Page 1 of 2" in page
     assert 'href="/games/tetris/history/?period=daily"' in first.content.decode()
     assert [r.name for r in board_rows(second.content)] == [f"p{i}" for i in range(50, 60)]
@@ -247,9 +254,9 @@ async def test_it_shows_the_players_placement_history_with_a_chart(make_game, ac
 
     assert response.status_code == 200
     assert [row[:3] for row in placement_rows(response.content)] == [
-        [f"{days[2]} {periods.parse('daily', days[2], 'UTC').starts_at.strftime('%a %-d %b %Y')}", "2 of 3", "5"],
-        [f"{days[3]} {periods.parse('daily', days[3], 'UTC').starts_at.strftime('%a %-d %b %Y')}", "3 of 3", "1"],
-        [f"{days[4]} {periods.parse('daily', days[4], 'UTC').starts_at.strftime('%a %-d %b %Y')}", "1 of 3", "9"],
+        [f"{days[2]} {day_start(days[2]).strftime('%a %-d %b %Y')}", "2 of 3", "5"],
+        [f"{days[3]} {day_start(days[3]).strftime('%a %-d %b %Y')}", "3 of 3", "1"],
+        [f"{days[4]} {day_start(days[4]).strftime('%a %-d %b %Y')}", "1 of 3", "9"],
     ]
     points = chart_points(response.content)
     assert len(points) == 3
@@ -279,8 +286,8 @@ async def test_it_spaces_the_chart_by_date_and_labels_its_time_axis(make_game, a
     )
     label = "%-d %b"
     assert dates == [
-        ("start", "0.00", periods.parse("daily", days[12], "UTC").starts_at.strftime(label)),
-        ("end", "100.00", periods.parse("daily", days[2], "UTC").starts_at.strftime(label)),
+        ("start", "0.00", day_start(days[12]).strftime(label)),
+        ("end", "100.00", day_start(days[2]).strftime(label)),
     ]
 
 

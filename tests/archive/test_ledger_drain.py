@@ -5,8 +5,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+from typing import cast
 
 import pytest
+from redis.typing import EncodableT, FieldT
 
 from archive import ledger
 from archive.ledger import drain
@@ -17,6 +19,7 @@ from core.errors import ServiceError
 from core.models import MAX_SAFE_SCORE, DeadLetter, Game
 from core.redis import get_redis, run_sync
 from games import services
+from tests import redis_replies
 from tests.conftest import clock_at
 
 pytestmark = pytest.mark.django_db
@@ -28,11 +31,18 @@ def config_of(game: Game) -> GameConfig:
     return GameConfig.from_model(game, "0")
 
 
-def submit(game: Game, player_id: str, score: int, name: str | None = None, **kwargs: object) -> services.Submitted:
+def submit(
+    game: Game, player_id: str, score: int, name: str | None = None, idempotency: services.Idempotency | None = None
+) -> services.Submitted:
     config = config_of(game)
     return run_sync(
         lambda: services.score_submit(
-            game=config, board=config.boards[0], player_id=player_id, score=score, display_name=name, **kwargs
+            game=config,
+            board=config.boards[0],
+            player_id=player_id,
+            score=score,
+            display_name=name,
+            idempotency=idempotency,
         )
     )
 
@@ -44,7 +54,7 @@ def submit_many(game: Game, items: list[services.Submission], now: dt.datetime =
 
 
 def stream(slug: str = "tetris") -> list[tuple[str, dict[str, str]]]:
-    return run_sync(lambda: get_redis().xrange(keys.ledger(keys.board_ref(slug, "main"))))
+    return run_sync(lambda: redis_replies.entries(keys.ledger(keys.board_ref(slug, "main"))))
 
 
 def rows(slug: str = "tetris") -> list[tuple]:
@@ -76,14 +86,23 @@ def pending(slug: str = "tetris") -> int:
     ]
 
 
-def read_without_ack(consumer: str, slug: str = "tetris") -> list:
+def read_without_ack(consumer: str, slug: str = "tetris") -> list[tuple[str, dict[str, str]]]:
     """What a drain that crashed before its XACK left behind: entries delivered to ``consumer``, unacknowledged."""
     reply = run_sync(
         lambda: get_redis().xreadgroup(
             ledger.LEDGER_GROUP, consumer, {keys.ledger(keys.board_ref(slug, "main")): ">"}, count=100
         )
     )
-    return reply[0][1] if reply else []
+    # The suite speaks RESP2: [[stream, [(id, fields), ...]]]. redis-py annotates every protocol's shape at once.
+    streams = cast("list[tuple[str, list[tuple[str, dict[str, str]]]]]", reply)
+    return streams[0][1] if streams else []
+
+
+def stored_row(game: Game, event_id: str, fields: dict[str, str]) -> ScoreEvent:
+    """The row the drain stores for an entry a submission appended (always a score event)."""
+    row = ledger.event_row(game.pk, game.leaderboards.get().pk, event_id, fields)
+    assert isinstance(row, ScoreEvent), (event_id, fields)
+    return row
 
 
 @pytest.fixture
@@ -150,7 +169,7 @@ def test_it_drains_in_batches_until_a_short_one(game):
 
 
 def test_it_delivers_again_what_a_crash_between_read_and_ack_left(game):
-    ledger.ledger_drain(consumer="worker-1")  # the group exists, as in production
+    ledger.ledger_drain(game=game, consumer="worker-1")  # the group exists, as in production
     for i in range(3):
         submit(game, f"p{i}", i + 1)
     assert len(read_without_ack("worker-1")) == 3
@@ -163,15 +182,13 @@ def test_it_delivers_again_what_a_crash_between_read_and_ack_left(game):
 
 
 def test_it_stores_once_when_the_crash_came_after_the_insert(game):
-    ledger.ledger_drain(consumer="worker-1")
+    ledger.ledger_drain(game=game, consumer="worker-1")
     for i in range(3):
         submit(game, f"p{i}", i + 1)
     entries = read_without_ack("worker-1")
     appended = stream()
     # The rows were inserted, then the process died before its XACK.
-    ScoreEvent.objects.bulk_create(
-        [ledger.event_row(game.pk, game.leaderboards.get().pk, event_id, fields) for event_id, fields in entries]
-    )
+    ScoreEvent.objects.bulk_create([stored_row(game, event_id, fields) for event_id, fields in entries])
     assert ledger.ledger_drain(consumer="worker-1") == 3  # handled again...
     assert ScoreEvent.objects.count() == 3  # ...and stored once
     assert rows() == expected(appended)
@@ -179,7 +196,7 @@ def test_it_stores_once_when_the_crash_came_after_the_insert(game):
 
 
 def test_it_takes_over_what_a_dead_consumer_held(game):
-    ledger.ledger_drain(consumer="dead")
+    ledger.ledger_drain(game=game, consumer="dead")
     submit(game, "a", 1)
     submit(game, "b", 2)
     read_without_ack("dead")
@@ -194,7 +211,7 @@ def test_it_takes_over_what_a_dead_consumer_held(game):
 
 
 def test_it_takes_over_a_dead_consumers_backlog_a_batch_at_a_time(game):
-    ledger.ledger_drain(consumer="dead")
+    ledger.ledger_drain(game=game, consumer="dead")
     submit_many(game, [services.Submission(f"p{i}", 1, leaderboard="main") for i in range(25)])
     assert len(read_without_ack("dead")) == 25
     appended = stream()
@@ -204,16 +221,14 @@ def test_it_takes_over_a_dead_consumers_backlog_a_batch_at_a_time(game):
 
 
 def test_it_stores_once_what_a_recreated_group_delivers_again(game):
-    ledger.ledger_drain(consumer="worker-1")
+    ledger.ledger_drain(game=game, consumer="worker-1")
     for i in range(3):
         submit(game, f"p{i}", i + 1)
     entries = read_without_ack("worker-1")
     appended = stream()
     # Two were stored, then the worker died before its XACK and the group was lost with it:
     # the recreated group hands all three out as new.
-    ScoreEvent.objects.bulk_create(
-        [ledger.event_row(game.pk, game.leaderboards.get().pk, event_id, fields) for event_id, fields in entries[:2]]
-    )
+    ScoreEvent.objects.bulk_create([stored_row(game, event_id, fields) for event_id, fields in entries[:2]])
     run_sync(lambda: get_redis().xgroup_destroy(keys.ledger("tetris.main"), ledger.LEDGER_GROUP))
 
     assert ledger.ledger_drain(consumer="worker-2") == 3
@@ -282,7 +297,7 @@ def test_it_leaves_replays_and_refusals_out_of_the_ledger(make_game):
 
 @pytest.mark.parametrize("reader", ["worker-1", "other"])
 def test_it_acks_entries_trimmed_before_they_were_stored(game, caplog, reader):
-    ledger.ledger_drain(consumer="worker-1")
+    ledger.ledger_drain(game=game, consumer="worker-1")
     submit(game, "a", 1)
     read_without_ack("worker-1")
     run_sync(lambda: get_redis().xtrim(keys.ledger("tetris.main"), maxlen=0))
@@ -295,7 +310,7 @@ def test_it_acks_entries_trimmed_before_they_were_stored(game, caplog, reader):
 
 
 def test_it_drops_long_idle_consumers_holding_nothing(game, monkeypatch):
-    ledger.ledger_drain(consumer="gone")
+    ledger.ledger_drain(game=game, consumer="gone")
     submit(game, "a", 1)
     read_without_ack("holding")
     monkeypatch.setattr(drain, "LEDGER_CONSUMER_IDLE_DROP_MS", 0)
@@ -331,7 +346,7 @@ def test_it_refuses_scores_rather_than_lose_them_when_the_backlog_is_full(game, 
 
 
 def test_it_keeps_entries_read_but_not_yet_stored_when_it_trims(game):
-    ledger.ledger_drain(consumer="worker-1")
+    ledger.ledger_drain(game=game, consumer="worker-1")
     submit(game, "a", 1)
     read_without_ack("worker-1")  # a drain that is still storing these
     submit(game, "b", 2)  # and one nobody has read yet
@@ -349,7 +364,10 @@ def test_it_keeps_entries_read_but_not_yet_stored_when_it_trims(game):
 
 def inject(fields: dict[str, str], slug: str = "tetris") -> str:
     """An entry written straight into the stream, as no script of the product writes one."""
-    return run_sync(lambda: get_redis().xadd(keys.ledger(keys.board_ref(slug, "main")), fields))
+    payload: dict[FieldT, EncodableT] = dict(fields.items())
+    entry_id = run_sync(lambda: get_redis().xadd(keys.ledger(keys.board_ref(slug, "main")), payload))
+    assert isinstance(entry_id, str)
+    return entry_id
 
 
 def entry(player_id: str, value: int | str, name: str = "") -> dict[str, str]:

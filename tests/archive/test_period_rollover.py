@@ -20,6 +20,7 @@ from core import keys
 from core.config import GameConfig
 from core.redis import get_redis, run_sync
 from games import periods
+from tests import redis_replies
 from tests.archive.close_helpers import archived_rows, at, ms, submit_all, zscores
 from tests.conftest import clock_at
 
@@ -57,7 +58,7 @@ def boards_by_kind(slug: str) -> dict[str, dict[str, set[str]]]:
         async for key in client.scan_iter(match=keys.board_pattern(keys.board_ref(slug, "main")), _type="zset"):
             parsed = keys.parse_board(key)
             if parsed is not None and parsed[1] in periods.PERIODS:
-                found[parsed[1]][parsed[2]] = set(await client.zrange(key, 0, -1))
+                found[parsed[1]][parsed[2]] = set(await redis_replies.members(key))
         return found
 
     return run_sync(scan)
@@ -80,7 +81,9 @@ def test_it_rolls_over_at_the_boundary_and_closes_the_earlier_period(make_game, 
 
     due = zscores(keys.close_jobs("tetris.main"))
     assert due[f"{kind}:{old_id}"] == ms(end + GRACE)
-    assert due[f"{kind}:{new_id}"] == periods.parse(kind, new_id, tz).ends_at_ms + settings.ARCHIVE_GRACE_SECS * 1000
+    new_ends_at_ms = periods.parse(kind, new_id, tz).ends_at_ms
+    assert new_ends_at_ms is not None
+    assert due[f"{kind}:{new_id}"] == new_ends_at_ms + settings.ARCHIVE_GRACE_SECS * 1000
 
     with clock_at(end + GRACE - MS):
         services.close_jobs_run()

@@ -13,7 +13,7 @@ import datetime as dt
 import io
 import itertools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import pytest
 from django.conf import settings
@@ -36,6 +36,9 @@ from games import services as game_services
 from tests.conftest import clock_at
 
 pytestmark = pytest.mark.django_db
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 PARIS = "Europe/Paris"
 # Sunday 2026-11-29 23:00 in Paris: an hour before a new day and ISO week, a day
@@ -237,17 +240,21 @@ def test_it_replays_each_score_into_its_periods_across_a_dst_change(make_game):
 
 def after_the_first_replay(monkeypatch, land: Callable[[], None]) -> None:
     """Run ``land`` once, right after the rebuild has read the stream to its end."""
-    replay_stream = rebuild._replay_stream
-    landed: list[bool] = []
+    monkeypatch.setattr(rebuild, "_replay_stream", _then_once(rebuild._replay_stream, land))
 
-    def replay_then_land(*args: object) -> object:
-        cursor = replay_stream(*args)
-        if not landed:
-            landed.append(True)
-            land()
-        return cursor
 
-    monkeypatch.setattr(rebuild, "_replay_stream", replay_then_land)
+def _then_once(function: Callable[P, R], after: Callable[[], None]) -> Callable[P, R]:
+    """``function``, calling ``after`` once, when its first call has returned."""
+    done: list[bool] = []
+
+    def wrapped(*args: P.args, **kwargs: P.kwargs) -> R:
+        result = function(*args, **kwargs)
+        if not done:
+            done.append(True)
+            after()
+        return result
+
+    return wrapped
 
 
 def test_it_replays_scores_that_land_while_it_runs(make_game, monkeypatch):
@@ -357,6 +364,7 @@ def test_it_schedules_the_close_jobs_of_finished_periods_not_yet_archived(make_g
         ledger.leaderboards_rebuild(game=game)
     jobs = dict(snapshot("tetris")["close jobs"])
     daily = periods.parse("daily", "2026-11-21", "UTC")
+    assert daily.ends_at_ms is not None
     assert jobs["daily:2026-11-21"] == daily.ends_at_ms + settings.ARCHIVE_GRACE_SECS * 1000
     assert {"weekly:2026-W47", "monthly:2026-11"} <= set(jobs)
 

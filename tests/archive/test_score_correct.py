@@ -19,6 +19,7 @@ from core.errors import ServiceError
 from core.models import MAX_SAFE_SCORE, Game
 from core.redis import get_redis, run_sync
 from games import periods, services
+from tests import redis_replies
 from tests.conftest import clock_at
 
 pytestmark = pytest.mark.django_db
@@ -51,7 +52,7 @@ def score(game: Game, player_id: str, period: str = "daily", now: dt.datetime = 
 
 
 def stream(slug: str = "tetris") -> list[tuple[str, dict[str, str]]]:
-    return run_sync(lambda: get_redis().xrange(keys.ledger(keys.board_ref(slug, "main"))))
+    return run_sync(lambda: redis_replies.entries(keys.ledger(keys.board_ref(slug, "main"))))
 
 
 def boards(game: Game) -> dict[str, list[tuple[str, float]]]:
@@ -60,7 +61,7 @@ def boards(game: Game) -> dict[str, list[tuple[str, float]]]:
     for kind in config.boards[0].windows:
         p = periods.current(kind, config.timezone, NOW)
         key = keys.board(keys.board_ref(game.slug, "main"), p.kind, p.id)
-        found[key] = run_sync(lambda key=key: get_redis().zrange(key, 0, -1, withscores=True))
+        found[key] = run_sync(lambda key=key: redis_replies.scored(key))
     return found
 
 
@@ -139,6 +140,7 @@ def test_it_schedules_the_close_job_of_a_board_it_starts(make_game):
         ledger.score_correct(board=game.leaderboards.first(), player_id="a", value=2)
     assert score(game, "a", now=tomorrow) == 2
     daily = periods.current("daily", "UTC", tomorrow)
+    assert daily.ends_at_ms is not None
     due = run_sync(lambda: get_redis().zscore(keys.close_jobs("tetris.main"), f"daily:{daily.id}"))
     assert due == daily.ends_at_ms + settings.ARCHIVE_GRACE_SECS * 1000
     index = run_sync(

@@ -21,3 +21,32 @@ def before_call(ctx: Any, case: Any, **kwargs: Any) -> None:
     if isinstance(key, str) and _VALID_KEY.match(key):
         headers["Idempotency-Key"] = uuid.uuid4().hex
         case.headers = headers
+
+
+_LISTED = re.compile(r"`([a-z_]+)`")
+
+
+@schemathesis.check
+def error_codes_documented(ctx: Any, response: Any, case: Any) -> None:
+    """Every error the server answers carries a code the schema lists for that operation and status
+    (core/openapi.py OPERATION_ERRORS, from the catalogue in core/errors/), and every refused item of
+    a batch one of the codes its 200 lists."""
+    if case.method.upper() != case.operation.method.upper():
+        return  # a method the path does not have (405 method_not_allowed): no operation's error
+    if response.status_code < 400 and case.operation.definition.raw.get("operationId") != "games_api_submit_batch":
+        return
+    try:
+        body = response.json()
+    except ValueError:
+        return  # plain text (the HTTP server's own 400): no code to check
+    declared = case.operation.definition.raw["responses"].get(str(response.status_code), {})
+    if response.status_code >= 400:
+        code = body["error"]["code"]
+        listed = declared.get("content", {}).get("application/json", {}).get("examples", {})
+        if code not in listed:
+            raise AssertionError(f"{response.status_code} {code!r} is not documented here: {sorted(listed)}")
+        return
+    listed_items = set(_LISTED.findall(declared.get("description", "")))
+    for result in body.get("results", []) if isinstance(body, dict) else []:
+        if "error" in result and result["error"]["code"] not in listed_items:
+            raise AssertionError(f"batch item code {result['error']['code']!r} is not documented: {listed_items}")

@@ -88,8 +88,9 @@ def test_it_shows_what_each_error_status_says(schema: dict[str, Any]) -> None:
         for status, response in op["responses"].items():
             if int(status) < 400:
                 continue
-            example = response["content"]["application/json"].get("example")
-            assert example, (method, path, status)
-            assert validator.is_valid(example), (method, path, status)
+            examples = response["content"]["application/json"].get("examples")
+            assert examples, (method, path, status)
+            for example in examples.values():
+                assert validator.is_valid(example["value"]), (method, path, status)
     submit = schema["paths"]["/api/v1/games/{game}/leaderboards/{board}/scores"]["post"]["responses"]
-    assert submit["429"]["content"]["application/json"]["example"]["error"]["code"] == "rate_limited"
+    assert set(submit["429"]["content"]["application/json"]["examples"]) == {"rate_limited", "player_rate_limited"}

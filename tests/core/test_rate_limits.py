@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from typing import TYPE_CHECKING
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -14,6 +15,10 @@ from core.errors import ServiceError
 from core.redis import get_redis
 from games import services
 from tests.conftest import auth, clock_at
+
+if TYPE_CHECKING:
+    # What django-stubs says AsyncClient's requests return (the response with .json()).
+    from django.test.client import _MonkeyPatchedASGIResponse as AsyncResponse
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -124,7 +129,7 @@ async def test_it_counts_each_item_of_a_batch_against_the_keys_item_budget(aclie
     _, raw = await sync_to_async(apikeys.api_key_create)(game=game, items_per_minute=2000)
     headers = {**auth(raw), "Idempotency-Key": "batch"}
 
-    async def batch(tag: str) -> object:
+    async def batch(tag: str) -> AsyncResponse:
         body = {"scores": [{"leaderboard": "main", "player_id": f"{tag}{i}", "score": i} for i in range(1000)]}
         return await aclient.post(
             "/api/v1/games/chess/scores/batch",
@@ -151,7 +156,7 @@ async def test_it_counts_the_ids_of_a_presence_report_as_items(aclient, make_gam
     game = await sync_to_async(make_game)("chess")
     _, raw = await sync_to_async(apikeys.api_key_create)(game=game, items_per_minute=1000)
 
-    async def report(ids: list[str]) -> object:
+    async def report(ids: list[str]) -> AsyncResponse:
         return await aclient.post(
             "/api/v1/games/chess/presence",
             json.dumps({"online": ids}),

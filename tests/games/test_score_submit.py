@@ -19,6 +19,7 @@ from core.redis import get_redis
 from games import periods, services
 from games import scripts as games_scripts
 from games.services import scores
+from tests import redis_replies
 from tests.conftest import clock_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -96,12 +97,13 @@ async def test_it_keeps_period_keys_until_archived_and_schedules_their_close_job
         await services.score_submit(game=game, board=game.boards[0], player_id="b", score=2)
     redis = get_redis()
     grace_ms = settings.ARCHIVE_GRACE_SECS * 1000
-    due = dict(await redis.zrange(keys.close_jobs("tetris.main"), 0, -1, withscores=True))
+    due = dict(await redis_replies.scored(keys.close_jobs("tetris.main")))
     expected = {}
     for kind in ("daily", "weekly", "monthly"):
         period = periods.current(kind, "Europe/Paris", now)
         # No expiry: the close job sets one once the archive is complete.
         assert await redis.pttl(keys.board("tetris.main", kind, period.id)) == -1
+        assert period.ends_at_ms is not None
         expected[f"{kind}:{period.id}"] = period.ends_at_ms + grace_ms
     assert due == expected  # one job per period, scheduled once
     assert await redis.ttl(keys.board("tetris.main", "all-time", "all-time")) == -1
@@ -119,7 +121,7 @@ async def test_it_appends_each_applied_submission_to_the_ledger(make_game):
     with pytest.raises(ServiceError), clock_at(now):
         await services.score_submit(game=game, board=game.boards[0], player_id="a", score=10**16)  # refused: not logged
 
-    entries = await get_redis().xrange(keys.ledger("tetris.main"))
+    entries = await redis_replies.entries(keys.ledger("tetris.main"))
 
     assert [fields for _, fields in entries] == [
         {"k": "submit", "p": "a", "v": "5", "n": "Ada", "m": "increment", "t": str(int(now.timestamp() * 1000))},
@@ -204,7 +206,8 @@ async def test_it_keeps_each_scripts_keys_on_one_cluster_slot(make_game):
     stored = [
         k
         async for k in get_redis().scan_iter(match="*")
-        if k not in (keys.live_changes(), keys.live_presence_changes(), keys.config_epoch(), keys.players_work())
+        if k not in (keys.live_changes(), keys.live_presence_changes(), keys.config_epoch(), keys.config_changes())
+        if k not in (keys.work_ledger(), keys.work_close_due(), keys.work_players())  # the background's work sets
     ]
     assert {key_slot(k.encode()) for k in stored} == {board_slot, game_slot}
     assert len(stored) >= 8

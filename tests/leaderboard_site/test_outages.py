@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 import websockets
+from websockets.typing import Origin
 
 from leaderboard_site.processes import start_embedded_redis
 from tests.real_server import wait_listening
@@ -185,7 +186,7 @@ def test_it_answers_a_hung_redis_with_503_within_about_a_second_and_recovers(sta
 
 async def _socket_close_code(stack: Stack) -> int | None:
     url = stack.base_url.replace("http://", "ws://") + f"/ws/games/{SLUG}/"
-    async with websockets.connect(url, origin=stack.base_url, open_timeout=10) as ws:
+    async with websockets.connect(url, origin=Origin(stack.base_url), open_timeout=10) as ws:
         try:
             await asyncio.wait_for(ws.recv(), timeout=10)
         except websockets.ConnectionClosed as closed:

@@ -66,7 +66,7 @@ def standings_of(messages: list[dict[str, Any]], period: str) -> list[dict[str, 
     return [m for m in messages if m["type"] == "standings" and m["period"] == period]
 
 
-def kinds(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def kinds(messages: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
     return [(m["type"], m.get("period") or m.get("player_id")) for m in messages]
 
 
@@ -211,6 +211,7 @@ async def test_it_announces_a_period_rollover_once(make_game, sockets):
     before, after = boundary - dt.timedelta(minutes=30), boundary + dt.timedelta(minutes=30)
     assert before.date() == after.date()
     new_period = periods.current("daily", zone, after)
+    assert new_period.ends_at is not None
     first, second = broadcaster.BroadcasterState(), broadcaster.BroadcasterState()
 
     # Before the boundary no rollover is due.

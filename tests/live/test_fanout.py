@@ -31,7 +31,8 @@ WAIT_SECS = 10.0
 
 def _group_channel(group: str) -> str:
     # channels_redis's pub/sub layer publishes a group under this name.
-    return f"{settings.CHANNEL_LAYERS['default']['CONFIG']['prefix']}__group__{group}"
+    layer: dict[str, Any] = settings.CHANNEL_LAYERS["default"]  # a channel layer's free-form configuration
+    return f"{layer['CONFIG']['prefix']}__group__{group}"
 
 
 async def _subscribers(group: str) -> int:
@@ -174,9 +175,10 @@ def test_it_closes_a_client_that_stops_reading_and_keeps_feeding_the_others(asgi
 
     async def feed_and_watch() -> dict[str, Any]:
         from websockets.asyncio.client import connect
+        from websockets.typing import Origin
 
         url = asgi_live_server.replace("http", "ws") + f"/ws/games/{game.slug}/"
-        async with connect(url, origin="http://127.0.0.1") as reader:  # type: ignore[arg-type]
+        async with connect(url, origin=Origin("http://127.0.0.1")) as reader:
             subscribe = {"action": "subscribe", "leaderboard": "main", "period": "all-time", "limit": 1}
             await reader.send(json.dumps(subscribe))
             await reader.recv()

@@ -202,6 +202,7 @@ def test_it_empties_the_board_and_moves_the_countdown_on_a_reset(
     expect(status(page)).to_have_attribute("data-state", "live")
     mark_page(page)
     tomorrow = periods.current("daily", "UTC", clock_now() + dt.timedelta(days=1))
+    assert tomorrow.ends_at is not None
 
     board = GameConfig.from_model(Game.objects.get(slug=SLUG), "0").boards[0]
     run_sync(lambda: events.send_reset(board, tomorrow))

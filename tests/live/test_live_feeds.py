@@ -157,6 +157,7 @@ async def test_it_empties_a_home_card_when_its_period_rolls_over(make_game, sock
 
     [message] = await drain(ws)
     tomorrow = periods.current("daily", "UTC", clock.now())
+    assert tomorrow.ends_at is not None
     assert (message["period_id"], message["total"], message["entries"]) == (tomorrow.id, 0, [])
     assert message["resets_at"] == iso(tomorrow.ends_at)
 

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.typing import Origin
 
 from presence.services import ANNOUNCER_LEASE_MS
 from tests.real_server import REPO_DIR, node_env, setup_node, start_web, stop_all
@@ -58,7 +59,7 @@ def nodes(tmp_path: Path) -> Iterator[Nodes]:
 
 async def _socket(url: str) -> ClientConnection:
     ws_url = url.replace("http://", "ws://") + f"/ws/games/{GAME}/"
-    return await connect(ws_url, origin=url)  # type: ignore[arg-type]
+    return await connect(ws_url, origin=Origin(url))
 
 
 class Watch:

@@ -337,6 +337,7 @@ async def test_it_says_no_score_this_period_for_a_period_without_one(make_game, 
     await post_score(aclient, key, "tetris", "alice", 7)
     # Bob scored two days ago: he has an all-time score and none on today's board.
     game = await config.get_game("tetris")
+    assert game is not None
     with clock_at(clock_now() - dt.timedelta(days=2)):
         await services.score_submit(game=game, board=game.boards[0], player_id="bob", score=3)
 

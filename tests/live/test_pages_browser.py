@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 
 import httpx
 import pytest
@@ -33,7 +34,7 @@ COUNTDOWN_WAIT_MS = 1500
 RELOAD_WAIT_MS = 2500
 
 
-def fill_board(make_game, base_url: str, scores: list[tuple[str, int, str | None]], slug: str = "tetris") -> None:
+def fill_board(make_game, base_url: str, scores: Sequence[tuple[str, int, str | None]], slug: str = "tetris") -> None:
     game = make_game(slug, description="Stack the falling blocks; clear lines.")
     _, raw_key = apikeys.api_key_create(game=game, name="server")
     with httpx.Client(base_url=base_url, headers=auth(raw_key), timeout=10) as client:

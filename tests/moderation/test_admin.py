@@ -147,7 +147,7 @@ def test_it_lists_games_with_their_board_count(admin_client, game, make_game):
 
 
 def test_it_edits_a_boards_windows_with_checkboxes_and_validates_the_timezone(admin_client, game):
-    response = admin_client.post(change_url(game), game_form(game, **{"leaderboards-0-windows": ["weekly", "daily"]}))
+    response = admin_client.post(change_url(game), {**game_form(game), "leaderboards-0-windows": ["weekly", "daily"]})
     assert response.status_code == 302
     board = game.leaderboards.get()
     assert board.windows == ["daily", "weekly"]
@@ -155,7 +155,7 @@ def test_it_edits_a_boards_windows_with_checkboxes_and_validates_the_timezone(ad
     response = admin_client.post(change_url(game), game_form(game, timezone="Mars/Olympus"))
     assert response.status_code == 200
     assert "is not an IANA time zone name" in response.content.decode()
-    response = admin_client.post(change_url(game), game_form(game, **{"leaderboards-0-windows": []}))
+    response = admin_client.post(change_url(game), {**game_form(game), "leaderboards-0-windows": []})
     assert response.status_code == 200 and b"This field is required." in response.content
     game.refresh_from_db()
     board.refresh_from_db()
@@ -164,7 +164,7 @@ def test_it_edits_a_boards_windows_with_checkboxes_and_validates_the_timezone(ad
 
 def test_it_keeps_the_slug_and_order_of_an_existing_board(admin_client, game):
     changes = {"leaderboards-0-slug": "other", "leaderboards-0-order": "asc", "leaderboards-0-name": "Main 2"}
-    response = admin_client.post(change_url(game), game_form(game, slug="other", **changes))
+    response = admin_client.post(change_url(game), {**game_form(game, slug="other"), **changes})
     assert response.status_code == 302
     game.refresh_from_db()
     board = game.leaderboards.get()

@@ -22,6 +22,7 @@ from core.redis import get_redis, run_sync
 from games import periods, services
 from moderation import services as moderation
 from presence import services as presence_services
+from tests import redis_replies
 from tests.conftest import auth, clock_at
 
 pytestmark = pytest.mark.django_db
@@ -41,7 +42,7 @@ async def _dump() -> dict[str, Any]:
 
 def tetris_keys() -> list[str]:
     async def found() -> list[str]:
-        return [*await get_redis().keys("*{tetris}*"), *await get_redis().keys("*{tetris.*}*")]
+        return [*await redis_replies.matching("*{tetris}*"), *await redis_replies.matching("*{tetris.*}*")]
 
     return run_sync(found)
 
@@ -67,7 +68,7 @@ def play(game: Game) -> str:
     config = GameConfig.from_model(game, "0")
     with clock_at(MONDAY):
         period_archive(
-            board=game.leaderboards.first(), period="daily", period_id=periods.current("daily", "UTC", yesterday).id
+            board=game.leaderboards.get(), period="daily", period_id=periods.current("daily", "UTC", yesterday).id
         )
         run_sync(lambda: presence_services.page_beat(game=config, player_id="ann", socket_id="tab"))
         run_sync(lambda: account_services.link_code_issue(game=config, player_id="bo"))

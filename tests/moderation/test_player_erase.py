@@ -25,6 +25,7 @@ from core.errors import ServiceError
 from core.models import AuditEntry, DeadLetter, Game, Player
 from core.redis import get_redis, run_sync
 from games import periods, selectors, services
+from games.scripts import game as game_scripts
 from live import services as live_services
 from moderation import services as moderation
 from presence import services as presence_services
@@ -119,7 +120,7 @@ def live_everywhere(game: Game, django_user_model: Any) -> None:
     ledger.ledger_drain()
     with clock_at(MONDAY):
         period_archive(
-            board=game.leaderboards.first(), period="daily", period_id=periods.current("daily", "UTC", yesterday).id
+            board=game.leaderboards.get(), period="daily", period_id=periods.current("daily", "UTC", yesterday).id
         )
     services.players_sync_pending()
     services.player_rename(player=Player.objects.get(game=game, player_id=ERASED), display_name="Ally", reason="typo")
@@ -244,7 +245,12 @@ def test_it_erases_a_player_whose_scores_a_running_rebuild_has_read(game, monkey
 
     if moment == "restoring names":
         names = rebuild._names
-        monkeypatch.setattr(rebuild, "_names", lambda *args: (erase(), names(*args))[1])
+
+        def erase_then_read_names(*args):
+            erase()
+            return names(*args)
+
+        monkeypatch.setattr(rebuild, "_names", erase_then_read_names)
     with clock_at(MONDAY):
         ledger.leaderboards_rebuild(game=game, progress=progress)
 
@@ -257,11 +263,11 @@ def test_it_erases_a_player_whose_scores_a_running_rebuild_has_read(game, monkey
 def test_it_deletes_the_row_a_player_sync_wrote_back_after_the_erasure(game):
     submit(game, ERASED, 10, MONDAY, NAME)
     # The sync read the pending player, then the erasure ran before it wrote the row.
-    raw = run_sync(services._pending_players_read, "tetris", 100)
+    raw = run_sync(lambda: game_scripts.pending_players_read(get_redis(), slug="tetris", batch=100))
     with clock_at(MONDAY):
         moderation.player_erase(game=game, player_id=ERASED, reason="GDPR")
     Player.objects.create(game=game, player_id=ERASED, display_name=NAME, first_seen_at=MONDAY)
-    erased_again = run_sync(services._pending_players_ack, "tetris", [raw[0], raw[1]])
+    erased_again = run_sync(lambda: game_scripts.pending_players_ack(get_redis(), slug="tetris", players=raw[:1]))
 
     assert erased_again == [ERASED]
 

@@ -1453,46 +1453,28 @@ export interface operations {
                     "application/json": components["schemas"]["LeaderboardOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `board_not_found`, `game_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1500,15 +1482,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1545,7 +1518,7 @@ export interface operations {
                     "application/json": components["schemas"]["LeaderboardOut"];
                 };
             };
-            /** @description Bad Request */
+            /** @description Bad Request: `bad_host`, `bad_request`, `malformed_json` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1554,38 +1527,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "missing_api_key",
-                     *         "message": "Send the API key as 'Authorization: Bearer <key>'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
             403: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1594,19 +1549,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "revoked_api_key",
-                     *         "message": "This API key has been revoked.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `game_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1615,19 +1561,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Conflict */
+            /** @description Conflict: `board_has_scores`, `conflict` (docs/api.md says when). */
             409: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1636,19 +1573,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "board_closed",
-                     *         "message": "The leaderboard 'main' is closed: it takes no more scores; its standings stay readable.",
-                     *         "field": "leaderboard"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Request Entity Too Large */
+            /** @description Request Entity Too Large: `body_too_large` (docs/api.md says when). */
             413: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1657,19 +1585,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "body_too_large",
-                     *         "message": "The request body is over 1 MiB.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1678,19 +1597,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1700,19 +1610,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "rate_limited",
-                     *         "message": "This API key is limited to 600 requests per minute; retry in 1 s.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1722,15 +1623,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1763,7 +1655,7 @@ export interface operations {
                     "application/json": components["schemas"]["LeaderboardOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1772,39 +1664,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "missing_api_key",
-                     *         "message": "Send the API key as 'Authorization: Bearer <key>'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
             403: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1813,19 +1687,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "revoked_api_key",
-                     *         "message": "This API key has been revoked.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `board_not_found`, `game_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1834,61 +1699,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Conflict */
-            409: {
-                headers: {
-                    "X-Request-ID": components["headers"]["X-Request-ID"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "board_closed",
-                     *         "message": "The leaderboard 'main' is closed: it takes no more scores; its standings stay readable.",
-                     *         "field": "leaderboard"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            /** @description Unprocessable Entity */
-            422: {
-                headers: {
-                    "X-Request-ID": components["headers"]["X-Request-ID"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1898,19 +1712,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "rate_limited",
-                     *         "message": "This API key is limited to 600 requests per minute; retry in 1 s.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1920,15 +1725,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -1965,7 +1761,7 @@ export interface operations {
                     "application/json": components["schemas"]["LeaderboardOut"];
                 };
             };
-            /** @description Bad Request */
+            /** @description Bad Request: `bad_host`, `bad_request`, `malformed_json` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1974,38 +1770,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "missing_api_key",
-                     *         "message": "Send the API key as 'Authorization: Bearer <key>'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
             403: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2014,19 +1792,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "revoked_api_key",
-                     *         "message": "This API key has been revoked.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `board_not_found`, `game_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2035,19 +1804,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Conflict */
+            /** @description Conflict: `board_has_scores`, `conflict` (docs/api.md says when). */
             409: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2056,19 +1816,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "board_closed",
-                     *         "message": "The leaderboard 'main' is closed: it takes no more scores; its standings stay readable.",
-                     *         "field": "leaderboard"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Request Entity Too Large */
+            /** @description Request Entity Too Large: `body_too_large` (docs/api.md says when). */
             413: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2077,19 +1828,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "body_too_large",
-                     *         "message": "The request body is over 1 MiB.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2098,19 +1840,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2120,19 +1853,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "rate_limited",
-                     *         "message": "This API key is limited to 600 requests per minute; retry in 1 s.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2142,15 +1866,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2180,46 +1895,28 @@ export interface operations {
                     "application/json": components["schemas"]["LeaderboardOut"][];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `game_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2227,15 +1924,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2275,7 +1963,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScoreOut"];
                 };
             };
-            /** @description Bad Request */
+            /** @description Bad Request: `bad_host`, `bad_request`, `malformed_json` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2284,38 +1972,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "missing_api_key",
-                     *         "message": "Send the API key as 'Authorization: Bearer <key>'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden: `game_inactive`, `player_hidden`, `revoked_api_key`, `wrong_game` (docs/api.md says when). */
             403: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2324,19 +1994,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "revoked_api_key",
-                     *         "message": "This API key has been revoked.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `board_not_found`, `game_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2345,19 +2006,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Conflict */
+            /** @description Conflict: `board_closed` (docs/api.md says when). */
             409: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2366,19 +2018,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "board_closed",
-                     *         "message": "The leaderboard 'main' is closed: it takes no more scores; its standings stay readable.",
-                     *         "field": "leaderboard"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Request Entity Too Large */
+            /** @description Request Entity Too Large: `body_too_large`, `metadata_too_large` (docs/api.md says when). */
             413: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2387,19 +2030,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "body_too_large",
-                     *         "message": "The request body is over 1 MiB.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `idempotency_mismatch`, `invalid`, `out_of_bounds`, `score_overflow` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2408,19 +2042,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests: `player_rate_limited`, `rate_limited` (docs/api.md says when). */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2430,19 +2055,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "rate_limited",
-                     *         "message": "This API key is limited to 600 requests per minute; retry in 1 s.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `ledger_full`, `not_replicated`, `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2452,15 +2068,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2486,7 +2093,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description OK */
+            /** @description OK: an item refused carries one of `invalid`, `out_of_bounds`, `metadata_too_large`, `score_overflow`, `idempotency_mismatch`, `player_hidden`, `player_rate_limited`, `ledger_full`, `not_replicated`, `board_not_found`, `board_closed`. */
             200: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2499,7 +2106,7 @@ export interface operations {
                     "application/json": components["schemas"]["BatchOut"];
                 };
             };
-            /** @description Bad Request */
+            /** @description Bad Request: `bad_host`, `bad_request`, `malformed_json` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2508,38 +2115,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "missing_api_key",
-                     *         "message": "Send the API key as 'Authorization: Bearer <key>'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `wrong_game` (docs/api.md says when). */
             403: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2548,19 +2137,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "revoked_api_key",
-                     *         "message": "This API key has been revoked.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `game_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2569,40 +2149,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Conflict */
-            409: {
-                headers: {
-                    "X-Request-ID": components["headers"]["X-Request-ID"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "board_closed",
-                     *         "message": "The leaderboard 'main' is closed: it takes no more scores; its standings stay readable.",
-                     *         "field": "leaderboard"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            /** @description Request Entity Too Large */
+            /** @description Request Entity Too Large: `body_too_large` (docs/api.md says when). */
             413: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2611,19 +2161,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "body_too_large",
-                     *         "message": "The request body is over 1 MiB.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2632,19 +2173,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2654,19 +2186,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "rate_limited",
-                     *         "message": "This API key is limited to 600 requests per minute; retry in 1 s.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2676,15 +2199,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2720,65 +2234,38 @@ export interface operations {
                     "application/json": components["schemas"]["ArchivedPeriodsOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `board_not_found`, `game_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2786,15 +2273,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2822,27 +2300,18 @@ export interface operations {
                     "application/json": components["schemas"]["GameOut"][];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2850,15 +2319,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2888,46 +2348,28 @@ export interface operations {
                     "application/json": components["schemas"]["GameOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `game_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2935,15 +2377,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -2975,65 +2408,38 @@ export interface operations {
                     "application/json": components["schemas"]["RecentOut"][];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `game_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3041,15 +2447,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3083,65 +2480,38 @@ export interface operations {
                     "application/json": components["schemas"]["PlayersFoundOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `game_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3149,15 +2519,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3188,65 +2549,38 @@ export interface operations {
                     "application/json": components["schemas"]["ProfileOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `game_not_found`, `not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3254,15 +2588,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3295,65 +2620,38 @@ export interface operations {
                     "application/json": components["schemas"]["PresenceOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `game_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3361,15 +2659,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3405,7 +2694,7 @@ export interface operations {
                     "application/json": components["schemas"]["PresenceReportOut"];
                 };
             };
-            /** @description Bad Request */
+            /** @description Bad Request: `bad_host`, `bad_request`, `malformed_json` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3414,38 +2703,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "missing_api_key",
-                     *         "message": "Send the API key as 'Authorization: Bearer <key>'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `wrong_game` (docs/api.md says when). */
             403: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3454,19 +2725,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "revoked_api_key",
-                     *         "message": "This API key has been revoked.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `game_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3475,19 +2737,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Request Entity Too Large */
+            /** @description Request Entity Too Large: `body_too_large` (docs/api.md says when). */
             413: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3496,19 +2749,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "body_too_large",
-                     *         "message": "The request body is over 1 MiB.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3517,19 +2761,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3539,19 +2774,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "rate_limited",
-                     *         "message": "This API key is limited to 600 requests per minute; retry in 1 s.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3561,15 +2787,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3600,65 +2817,38 @@ export interface operations {
                     "application/json": components["schemas"]["PlayerPresenceOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `game_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3666,15 +2856,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3707,7 +2888,7 @@ export interface operations {
                     "application/json": components["schemas"]["LinkCodeOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3716,39 +2897,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "missing_api_key",
-                     *         "message": "Send the API key as 'Authorization: Bearer <key>'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden: `game_inactive`, `player_hidden`, `revoked_api_key`, `wrong_game` (docs/api.md says when). */
             403: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3757,19 +2920,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "revoked_api_key",
-                     *         "message": "This API key has been revoked.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `game_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3778,19 +2932,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3799,19 +2944,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests: `link_code_limit`, `rate_limited` (docs/api.md says when). */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3821,19 +2957,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "rate_limited",
-                     *         "message": "This API key is limited to 600 requests per minute; retry in 1 s.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `link_code_unavailable`, `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3843,15 +2970,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3886,65 +3004,38 @@ export interface operations {
                     "application/json": components["schemas"]["FriendsOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `board_not_found`, `game_not_found`, `period_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3952,15 +3043,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -3993,65 +3075,38 @@ export interface operations {
                     "application/json": components["schemas"]["StandingOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `board_not_found`, `game_not_found`, `not_found`, `period_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -4059,15 +3114,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -4102,65 +3148,38 @@ export interface operations {
                     "application/json": components["schemas"]["BoardOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `board_not_found`, `game_not_found`, `not_found`, `period_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -4168,15 +3187,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -4211,65 +3221,38 @@ export interface operations {
                     "application/json": components["schemas"]["BoardOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `board_not_found`, `game_not_found`, `period_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -4277,15 +3260,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -4321,65 +3295,38 @@ export interface operations {
                     "application/json": components["schemas"]["FriendsOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `board_not_found`, `game_not_found`, `period_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -4387,15 +3334,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -4429,65 +3367,38 @@ export interface operations {
                     "application/json": components["schemas"]["StandingOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `board_not_found`, `game_not_found`, `not_found`, `period_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -4495,15 +3406,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -4539,65 +3441,38 @@ export interface operations {
                     "application/json": components["schemas"]["BoardOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `board_not_found`, `game_not_found`, `not_found`, `period_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -4605,15 +3480,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
@@ -4649,65 +3515,38 @@ export interface operations {
                     "application/json": components["schemas"]["BoardOut"];
                 };
             };
-            /** @description Bad Request: a Host this site does not serve, malformed JSON, or a request the HTTP server could not parse (a request line or headers over its limits; answered in plain text). */
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
             400: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "malformed_json",
-                     *         "message": "The request body is not valid JSON.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found: `board_not_found`, `game_not_found`, `period_not_found` (docs/api.md says when). */
             404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "game_not_found",
-                     *         "message": "No game 'tetris'.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
             422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "invalid",
-                     *         "message": "This field is required.",
-                     *         "field": "score"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -4715,15 +3554,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unavailable",
-                     *         "message": "The service is briefly unavailable; retry shortly. A write may or may not have been applied: retry it with the same Idempotency-Key to apply it exactly once.",
-                     *         "field": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };

@@ -1,5 +1,5 @@
-"""The one error type the services raise; the API renders it as
-``{"error": {"code", "message", "field"}}`` with its status, and pages as a message."""
+"""What counts as an outage (Redis or the database unreachable): answered 503 with
+Retry-After, skipped or retried later; never a 500."""
 
 from __future__ import annotations
 
@@ -10,34 +10,9 @@ from redis.exceptions import ClusterError, ReadOnlyError, RedisClusterException,
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from . import metrics
+from .. import metrics
 
 logger = logging.getLogger("core.errors")
-
-
-class ServiceError(Exception):
-    def __init__(
-        self,
-        status: int,
-        code: str,
-        message: str,
-        *,
-        field: str | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.field = field
-        self.headers = headers or {}
-
-    def as_dict(self) -> dict[str, object]:
-        return {"code": self.code, "message": self.message, "field": self.field}
-
-
-def not_found(what: str) -> ServiceError:
-    return ServiceError(404, "not_found", what)
 
 
 # What Redis being unreachable raises: a refused, reset or timed-out connection, no
@@ -60,13 +35,6 @@ REDIS_FAILURES: tuple[type[BaseException], ...] = (RedisError, OSError, RedisClu
 # ...and the database: refused or lost connections, a locked SQLite file.
 DATABASE_ERRORS: tuple[type[BaseException], ...] = (OperationalError, InterfaceError)
 UNAVAILABLE_ERRORS = REDIS_ERRORS + DATABASE_ERRORS
-# Clients are told to retry after this long while Redis or the database is unreachable:
-# a restart or a failover takes seconds.
-UNAVAILABLE_RETRY_AFTER_SECS = 5
-UNAVAILABLE_MESSAGE = (
-    "The service is briefly unavailable; retry shortly. A write may or may not have been applied: "
-    "retry it with the same Idempotency-Key to apply it exactly once."
-)
 # Admin shows this instead of a 500 when Redis is down.
 REDIS_DOWN_MESSAGE = "Redis is unavailable, so nothing was changed. Try again in a moment."
 

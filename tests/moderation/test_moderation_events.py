@@ -1,0 +1,57 @@
+"""Erasing a player and deleting a game are announced (docs/events.md: ``player.erased``,
+``game.deleted``) in the transaction that does them, and not when they fail."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+
+from core import clock, outbox
+from core.config import GameConfig
+from core.errors import ServiceError
+from core.models import Event, Game
+from core.redis import run_sync
+from games import services
+from moderation import services as moderation
+from tests.conftest import clock_at
+
+pytestmark = pytest.mark.django_db
+
+NOW = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC)
+
+
+def checked_events() -> list[outbox.EventEnvelope]:
+    envelopes = [outbox.envelope_of(event) for event in Event.objects.order_by("id")]
+    for envelope in envelopes:
+        outbox.envelope_check(envelope)
+    return envelopes
+
+
+@pytest.fixture
+def game(make_game: Any) -> Game:
+    game = make_game("tetris", max_submissions_per_minute=0)
+    config = GameConfig.from_model(game, "0")
+    with clock_at(NOW):
+        run_sync(lambda: services.score_submit(game=config, board=config.boards[0], player_id="ada", score=5))
+    return game
+
+
+def test_it_announces_a_player_erased_with_the_erasure(game: Game) -> None:
+    with clock_at(NOW):
+        moderation.player_erase(game=game, player_id="ada", reason="GDPR request")
+        with pytest.raises(ServiceError):
+            moderation.player_erase(game=game, player_id="ada", reason="again")  # nothing left: 404, no event
+    (erased,) = checked_events()
+    assert erased["type"] == "player.erased"
+    assert erased["data"] == {"game": "tetris", "player_id": "ada", "erased_at": clock.iso(NOW)}
+
+
+def test_it_announces_a_game_deleted_with_its_rows_gone(game: Game) -> None:
+    with clock_at(NOW):
+        moderation.game_delete(game=game, reason="test game")
+    (deleted,) = checked_events()
+    assert deleted["type"] == "game.deleted"
+    assert deleted["data"] == {"game": "tetris", "deleted_at": clock.iso(NOW)}
+    assert not Game.objects.filter(slug="tetris").exists()  # the event outlives its game
