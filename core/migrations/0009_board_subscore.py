@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('core', '0007_audit_close_board'),
+        ('core', '0008_events_outbox'),
     ]
 
     operations = [
