@@ -57,25 +57,17 @@ async def request_authorize(*, raw_key: str | None, game_slug: str, items: int =
     if key.game_id != game.id:
         raise errors.wrong_game()
 
-    (
-        allowed,
-        refused_by,
-        retry_ms,
-        requests_left,
-        requests_reset_ms,
-        items_left,
-        items_reset_ms,
-        version,
-    ) = await scripts.RATE_LIMIT(
+    taken = await scripts.rate_limit(
         get_redis(),
-        [
-            keys.api_rate(game.slug, key.prefix),
-            keys.api_items_rate(game.slug, key.prefix),
-            keys.api_last_used(game.slug),
-            keys.config_version(game.slug),
-        ],
-        [clock.now_ms(), API_RATE_WINDOW_MS, key.prefix, key.requests_per_minute, key.items_per_minute, items],
+        slug=game.slug,
+        prefix=key.prefix,
+        now_ms=clock.now_ms(),
+        window_ms=API_RATE_WINDOW_MS,
+        requests_per_window=key.requests_per_minute,
+        items_per_window=key.items_per_minute,
+        items=items,
     )
+    version = taken.config_version
     if version != game.version:
         # Something changed since this process cached it: look again before going on.
         reloaded_key = await config.get_api_key(key.prefix, reload=True)
@@ -89,12 +81,12 @@ async def request_authorize(*, raw_key: str | None, game_slug: str, items: int =
     headers = {
         "RateLimit-Policy": f'"api-key";q={key.requests_per_minute};w={window}, '
         f'"items";q={key.items_per_minute};w={window}',
-        "RateLimit": f'"api-key";r={requests_left};t={math.ceil(requests_reset_ms / 1000)}, '
-        f'"items";r={items_left};t={math.ceil(items_reset_ms / 1000)}',
+        "RateLimit": f'"api-key";r={taken.requests_left};t={math.ceil(taken.requests_reset_ms / 1000)}, '
+        f'"items";r={taken.items_left};t={math.ceil(taken.items_reset_ms / 1000)}',
     }
-    if not allowed:
-        retry_secs = max(1, math.ceil(retry_ms / 1000))
-        if refused_by == "items":
+    if taken.refused_by is not None:
+        retry_secs = max(1, math.ceil(taken.retry_ms / 1000))
+        if taken.refused_by is scripts.Budget.ITEMS:
             message = (
                 f"This API key may send {key.items_per_minute} items (scores, player ids) per minute; "
                 f"retry in {retry_secs} s."
@@ -103,7 +95,7 @@ async def request_authorize(*, raw_key: str | None, game_slug: str, items: int =
             message = (
                 f"This API key is limited to {key.requests_per_minute} requests per minute; retry in {retry_secs} s."
             )
-        metrics.RATE_LIMITED.labels(limit="items" if refused_by == "items" else "api-key").inc()
+        metrics.RATE_LIMITED.labels(limit="items" if taken.refused_by is scripts.Budget.ITEMS else "api-key").inc()
         raise errors.rate_limited(message, retry_secs=retry_secs, headers=headers)
     if not game.active:
         raise errors.game_inactive()

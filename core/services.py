@@ -120,7 +120,6 @@ async def limit_take(*, key: str, window_secs: int, limit: int) -> int:
 
     Returns 0 if it was recorded, else the ms until the window has room (nothing recorded).
     """
-    wait = await scripts.SLIDING_WINDOW(
-        get_redis(), [key], [clock.now_ms(), window_secs * 1000, limit, uuid.uuid4().hex]
+    return await scripts.sliding_window(
+        get_redis(), key=key, now_ms=clock.now_ms(), window_ms=window_secs * 1000, limit=limit, member=uuid.uuid4().hex
     )
-    return int(wait)

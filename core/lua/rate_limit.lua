@@ -3,12 +3,16 @@
 -- together or not at all: requests, and items (a batch of 1,000 scores is one
 -- request but 1,000 items: each may leave an idempotency record behind).
 --
--- KEYS[1] requests GCRA STRING: the theoretical arrival time (TAT), epoch ms
--- KEYS[2] items GCRA STRING: likewise
--- KEYS[3] last-used HASH (key prefix -> epoch ms), copied to the database by a beat task
--- KEYS[4] the game's config version counter (read only)
--- ARGV[1] now, epoch ms; ARGV[2] window, ms; ARGV[3] key prefix
--- ARGV[4] requests per window; ARGV[5] items per window; ARGV[6] items in this request
+-- KEYS[1] requests        the request budget's GCRA STRING: the theoretical arrival time (TAT), epoch ms
+-- KEYS[2] items           the item budget's GCRA STRING: likewise
+-- KEYS[3] last_used       last-used HASH (key prefix -> epoch ms), copied to the database by a beat task
+-- KEYS[4] config_version  the game's config version counter (read only)
+-- ARGV[1] now_ms          now, epoch ms
+-- ARGV[2] window_ms       the window, ms
+-- ARGV[3] prefix          the API key's prefix
+-- ARGV[4] requests_limit  requests per window
+-- ARGV[5] items_limit     items per window
+-- ARGV[6] items           items in this request
 -- Returns {allowed 0|1, refused by 'requests' | 'items' | '', retry-after ms,
 --   requests remaining, ms until the request budget is full again,
 --   items remaining, ms until the item budget is full again, config version}

@@ -1,8 +1,10 @@
 -- One event against a sliding-window limit: record it if the window has room.
 --
--- KEYS[1] the window's ZSET (member -> when, ms)
--- ARGV[1] now, epoch ms; ARGV[2] window, ms; ARGV[3] most events per window
--- ARGV[4] a member unique to this event
+-- KEYS[1] window     the window's ZSET (member -> when, ms)
+-- ARGV[1] now_ms     now, epoch ms
+-- ARGV[2] window_ms  the window, ms
+-- ARGV[3] limit      most events per window
+-- ARGV[4] member     a member unique to this event
 -- Returns 0 (recorded) or the ms until the window has room again (nothing recorded)
 
 local now, window, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
