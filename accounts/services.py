@@ -15,7 +15,7 @@ import re
 import secrets
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from django.contrib.auth import authenticate
 from django.db import IntegrityError, transaction
@@ -106,20 +106,24 @@ async def link_code_issue(*, game: GameConfig, player_id: str) -> IssuedCode:
     now_ms = clock.now_ms()
     for _ in range(LINK_CODE_DRAWS_MAX):
         code = _new_code()
-        outcome, value = await scripts.LINK_CODE_ISSUE(
+        issued = await scripts.link_code_issue(
             get_redis(),
-            [keys.link_codes_issued(game.slug, player_id), keys.link_code(game.slug, code), keys.hidden(game.slug)],
-            [now_ms, LINK_CODE_TTL_SECS * 1000, LINK_CODES_PER_PLAYER, player_id, code],
+            slug=game.slug,
+            player_id=player_id,
+            code=code,
+            now_ms=now_ms,
+            ttl_ms=LINK_CODE_TTL_SECS * 1000,
+            limit=LINK_CODES_PER_PLAYER,
         )
-        if outcome == "ok":
-            return IssuedCode(code=code, player_id=player_id, expires_at=clock.from_ms(int(value)))
-        if outcome == "hidden":
+        if isinstance(issued, scripts.Issued):
+            return IssuedCode(code=code, player_id=player_id, expires_at=clock.from_ms(issued.expires_ms))
+        if issued.code is scripts.IssueRefusal.HIDDEN:
             raise errors.player_hidden()
-        if outcome == "limit":
+        if issued.code is scripts.IssueRefusal.LIMIT:
             raise errors.link_code_limit(
                 per_player=LINK_CODES_PER_PLAYER,
                 minutes=LINK_CODE_TTL_SECS // 60,
-                retry_secs=math.ceil(int(value) / 1000),
+                retry_secs=math.ceil(issued.retry_ms / 1000),
             )
         # 'collision': the code is live for someone else; draw another.
     raise errors.link_code_unavailable()
@@ -133,16 +137,20 @@ def link_code_normalise(raw: str) -> str:
     return re.sub(r"[\s-]+", "", raw or "").upper()
 
 
-async def _redeem(slug: str, user_id: int, address: str, code: str, now_ms: int) -> list[Any]:
-    return await scripts.LINK_CODE_REDEEM(
+async def _redeem(
+    slug: str, user_id: int, address: str, code: str, now_ms: int
+) -> scripts.Redeemed | scripts.RedeemRefused:
+    return await scripts.link_code_redeem(
         get_redis(),
-        [
-            keys.link_failures_user(slug, user_id),
-            keys.link_failures_ip(slug, address),
-            keys.link_code(slug, code),
-            keys.hidden(slug),
-        ],
-        [now_ms, LINK_GUESS_WINDOW_SECS * 1000, LINK_GUESSES_PER_USER, LINK_GUESSES_PER_IP, uuid.uuid4().hex],
+        slug=slug,
+        user_id=user_id,
+        address=address,
+        code=code,
+        now_ms=now_ms,
+        window_ms=LINK_GUESS_WINDOW_SECS * 1000,
+        user_limit=LINK_GUESSES_PER_USER,
+        ip_limit=LINK_GUESSES_PER_IP,
+        member=uuid.uuid4().hex,
     )
 
 
@@ -160,15 +168,15 @@ def link_code_redeem(*, user: Any, game: Game | GameConfig, code: str, ip: str) 
     normalised = link_code_normalise(code)
     if not _CODE.match(normalised):
         raise errors.invalid("code", f"A link code is {LINK_CODE_LENGTH} letters and digits, like ABCD2345.")
-    outcome, value = run_sync(_redeem, game.slug, user.pk, client_address(ip), normalised, clock.now_ms())
-    if outcome == "locked":
-        retry_ms = int(value)
-        raise errors.too_many_attempts(wait=_minutes(retry_ms), retry_secs=math.ceil(retry_ms / 1000))
-    if outcome == "wrong":
-        raise errors.invalid_code(attempts_left=int(value))
-    if outcome == "hidden":
+    outcome = run_sync(_redeem, game.slug, user.pk, client_address(ip), normalised, clock.now_ms())
+    if isinstance(outcome, scripts.RedeemRefused):
+        if outcome.code is scripts.RedeemRefusal.LOCKED:
+            retry_ms = outcome.retry_ms
+            raise errors.too_many_attempts(wait=_minutes(retry_ms), retry_secs=math.ceil(retry_ms / 1000))
+        raise errors.invalid_code(attempts_left=outcome.attempts_left)
+    if outcome.hidden:
         raise errors.player_hidden(field="code")
-    return _link(user=user, game_id=game.id, player_id=str(value))
+    return _link(user=user, game_id=game.id, player_id=outcome.player_id)
 
 
 def _link(*, user: Any, game_id: int, player_id: str) -> PlayerLink:
@@ -197,27 +205,20 @@ def link_delete(*, user: Any, link_id: int) -> PlayerLink:
 # --------------------------------------------------------------------------- log-in
 
 
-async def _login_failures(op: str, username: str, address: str, now_ms: int) -> tuple[int, str]:
-    wait, why = await scripts.LOGIN_FAILURES(
+async def _login_failures(op: Literal["check", "fail"], username: str, address: str, now_ms: int) -> scripts.LoginWait:
+    return await scripts.login_failures(
         get_redis(),
-        [
-            keys.login_failures_pair(username, address),
-            keys.login_failures_ip(address),
-            keys.login_failures_user(username),
-            keys.login_next_attempt(username),
-        ],
-        [
-            op,
-            now_ms,
-            LOGIN_FAILURE_WINDOW_SECS * 1000,
-            LOGIN_FAILURES_PER_PAIR,
-            LOGIN_FAILURES_PER_IP,
-            LOGIN_SLOWDOWN_AFTER_FAILURES,
-            LOGIN_SLOWDOWN_INTERVAL_SECS * 1000,
-            uuid.uuid4().hex,
-        ],
+        op=op,
+        username=username,
+        address=address,
+        now_ms=now_ms,
+        window_ms=LOGIN_FAILURE_WINDOW_SECS * 1000,
+        pair_limit=LOGIN_FAILURES_PER_PAIR,
+        address_limit=LOGIN_FAILURES_PER_IP,
+        slow_after=LOGIN_SLOWDOWN_AFTER_FAILURES,
+        slow_ms=LOGIN_SLOWDOWN_INTERVAL_SECS * 1000,
+        member=uuid.uuid4().hex,
     )
-    return int(wait), str(why)
 
 
 def _wait_text(wait_ms: int) -> str:
@@ -227,8 +228,9 @@ def _wait_text(wait_ms: int) -> str:
     return _minutes(wait_ms)
 
 
-def _too_many(wait_ms: int, why: str) -> ServiceError:
-    if why == "slowed":
+def _too_many(wait: scripts.LoginWait) -> ServiceError:
+    wait_ms = wait.wait_ms
+    if wait.block is scripts.LoginBlock.SLOWED:
         message = (
             f"This account has had many failed log-ins lately, so it takes one attempt every "
             f"{LOGIN_SLOWDOWN_INTERVAL_SECS} seconds. Try again in {_wait_text(wait_ms)}."
@@ -255,14 +257,14 @@ def login_authenticate(*, username: str, password: str, ip: str) -> Any:
         # Never a real account's (Django refuses them at sign-up), and a database may refuse the query.
         raise errors.invalid_login()
     address, now_ms = client_address(ip), clock.now_ms()
-    wait_ms, why = run_sync(_login_failures, "check", username, address, now_ms)
-    if wait_ms:
-        raise _too_many(wait_ms, why)
+    wait = run_sync(_login_failures, "check", username, address, now_ms)
+    if wait.block is not None:
+        raise _too_many(wait)
     user = authenticate(None, username=username, password=password)
     if user is None:
-        wait_ms, why = run_sync(_login_failures, "fail", username, address, now_ms)
-        if wait_ms:
-            raise _too_many(wait_ms, why)
+        wait = run_sync(_login_failures, "fail", username, address, now_ms)
+        if wait.block is not None:
+            raise _too_many(wait)
         raise errors.invalid_login()
     return user
 

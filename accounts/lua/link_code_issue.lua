@@ -4,14 +4,14 @@
 -- The code's value carries its expiry so redemption can judge it by the
 -- caller's clock as well as by Redis's TTL.
 --
--- KEYS[1] the player's issued-codes ZSET (code -> expiry ms)
--- KEYS[2] the new code's STRING
--- KEYS[3] the game's hidden-players SET (read only)
--- ARGV[1] now, epoch ms
--- ARGV[2] code lifetime, ms
--- ARGV[3] most live codes per player
--- ARGV[4] player id
--- ARGV[5] the new code
+-- KEYS[1] issued     the player's issued-codes ZSET (code -> expiry ms)
+-- KEYS[2] code_key   the new code's STRING
+-- KEYS[3] hidden     the game's hidden-players SET (read only)
+-- ARGV[1] now_ms     now, epoch ms
+-- ARGV[2] ttl_ms     code lifetime, ms
+-- ARGV[3] limit      most live codes per player
+-- ARGV[4] player     player id
+-- ARGV[5] code       the new code
 -- Returns {'ok', expiry ms} | {'limit', ms until the oldest live code expires}
 --   | {'hidden', 0} | {'collision', 0} (the code is taken: draw another)
 

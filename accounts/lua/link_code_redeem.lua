@@ -4,15 +4,15 @@
 -- nothing is tried and the code, if right, stays unused.
 -- A code is single-use: it is deleted when read, right or not yet expired.
 --
--- KEYS[1] the user's wrong-guesses ZSET
--- KEYS[2] the client address's wrong-guesses ZSET
--- KEYS[3] the code's STRING ('<expiry ms>:<player id>')
--- KEYS[4] the game's hidden-players SET (read only)
--- ARGV[1] now, epoch ms
--- ARGV[2] window, ms
--- ARGV[3] most wrong guesses per user and window
--- ARGV[4] most wrong guesses per address and window
--- ARGV[5] a member unique to this attempt
+-- KEYS[1] user_fails   the user's wrong-guesses ZSET
+-- KEYS[2] ip_fails     the client address's wrong-guesses ZSET
+-- KEYS[3] code_key     the code's STRING ('<expiry ms>:<player id>')
+-- KEYS[4] hidden       the game's hidden-players SET (read only)
+-- ARGV[1] now_ms       now, epoch ms
+-- ARGV[2] window_ms    window, ms
+-- ARGV[3] user_limit   most wrong guesses per user and window
+-- ARGV[4] ip_limit     most wrong guesses per address and window
+-- ARGV[5] member       a member unique to this attempt
 -- Returns {'ok', player id} | {'hidden', player id} (code used up, player hidden)
 --   | {'wrong', wrong guesses left before the lock-out}
 --   | {'locked', ms until a guess is allowed again}

@@ -6,13 +6,18 @@
 --   lock a known user out of their own account: past a number of failures, the
 --   username takes one attempt per interval, from any address.
 --
--- KEYS[1] the (username, address) failures ZSET, KEYS[2] the address's failures ZSET
--- KEYS[3] the username's failures ZSET, KEYS[4] the username's next-attempt STRING (ms)
--- ARGV[1] op: 'check' (before an attempt) | 'fail' (record a failed one)
--- ARGV[2] now, epoch ms; ARGV[3] window, ms
--- ARGV[4] most failures per username and address; ARGV[5] most failures per address
--- ARGV[6] failures of a username before the slow-down; ARGV[7] the slow-down's interval, ms
--- ARGV[8] ('fail' only) a member unique to this attempt
+-- KEYS[1] pair           the (username, address) failures ZSET
+-- KEYS[2] address        the address's failures ZSET
+-- KEYS[3] user           the username's failures ZSET
+-- KEYS[4] next_attempt   the username's next-attempt STRING (ms)
+-- ARGV[1] op             'check' (before an attempt) | 'fail' (record a failed one)
+-- ARGV[2] now_ms         now, epoch ms
+-- ARGV[3] window_ms      window, ms
+-- ARGV[4] pair_limit     most failures per username and address
+-- ARGV[5] address_limit  most failures per address
+-- ARGV[6] slow_after     failures of a username before the slow-down
+-- ARGV[7] slow_ms        the slow-down's interval, ms
+-- ARGV[8] member         ('fail' only; 'check' ignores it) a member unique to this attempt
 -- Returns {ms until an attempt may be made (0: now), 'locked' | 'slowed' | ''}
 --   ('fail': after recording this failure, the lock-out it completed if any)
 
