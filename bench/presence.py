@@ -182,7 +182,7 @@ def _create_game_and_key(env: dict[str, str]) -> str:
 # --------------------------------------------------------------------------- raw Redis
 
 
-def _bulk(*parts: str | int | bytes) -> bytes:
+def _bulk(*parts: str | int | float | bytes) -> bytes:
     """Bulk strings of the Redis protocol (RESP2), without the array header."""
     out = []
     for part in parts:
@@ -191,18 +191,32 @@ def _bulk(*parts: str | int | bytes) -> bytes:
     return b"".join(out)
 
 
+# A stand-in for ``now`` in an UpdateCall's encoding, replaced at each encode (no real
+# argument of the call, ids included, is this number).
+_NOW_STAND_IN = -7_391_004_112_583
+
+
 class UpdateCall:
     """presence_update for one game server batch, as presence_report sends it, encoded once but for ``now``."""
 
     def __init__(self, game: Any, ids: Sequence[str]) -> None:
         from presence import scripts, services
 
-        key_list = services._update_keys(game.slug, ids)
-        before: list[str | int] = ["EVALSHA", scripts.PRESENCE_UPDATE.sha, len(key_list), *key_list, "server"]
-        after: list[str | int] = [services._timeout_ms(game), services.PRESENCE_ANNOUNCE_TTL_MS, len(ids), *ids]
+        call = scripts.presence_server_call(
+            slug=game.slug,
+            now_ms=_NOW_STAND_IN,
+            timeout_ms=services._timeout_ms(game),
+            announce_ms=services.PRESENCE_ANNOUNCE_TTL_MS,
+            online=ids,
+            offline=(),
+        )
+        parts = ["EVALSHA", scripts.PRESENCE_UPDATE.sha, len(call.keys), *call.keys, *call.args]
+        encoded = b"*%d\r\n" % len(parts) + _bulk(*parts)
+        head, *tail = encoded.split(_bulk(_NOW_STAND_IN))
+        if len(tail) != 1:
+            raise RuntimeError("the presence_update call holds the stand-in for now more than once")
         self.ids = len(ids)
-        self._head = b"*%d\r\n" % (len(before) + 1 + len(after)) + _bulk(*before)
-        self._tail = _bulk(*after)
+        self._head, self._tail = head, tail[0]
 
     def encode(self, now_ms: int) -> bytes:
         return self._head + _bulk(now_ms) + self._tail

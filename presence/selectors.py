@@ -47,19 +47,17 @@ def _cutoff_ms(game: GameConfig) -> int:
 
 async def presence_page(*, game: GameConfig, offset: int = 0, limit: int = 50) -> PresencePage:
     """Online players, most recently seen first, with the online and watching counts."""
-    reply = await scripts.PRESENCE_READ(
+    read = await scripts.presence_read(
         get_redis(),
-        [
-            keys.presence_online(game.slug),
-            keys.presence_watching(game.slug),
-            keys.names(game.slug),
-            keys.presence_version(game.slug),
-        ],
-        [clock.now_ms(), game.presence_timeout_secs * 1000, offset, limit],
+        slug=game.slug,
+        now_ms=clock.now_ms(),
+        timeout_ms=game.presence_timeout_secs * 1000,
+        offset=offset,
+        limit=limit,
     )
-    players = [OnlinePlayer(reply[i], reply[i + 1], clock.from_ms(reply[i + 2])) for i in range(3, len(reply), 3)]
+    players = [OnlinePlayer(p.player_id, p.display_name, clock.from_ms(p.at_ms)) for p in read.players]
     return PresencePage(
-        version=int(reply[0]), online=int(reply[1]), watching=int(reply[2]), offset=offset, players=players
+        version=read.version, online=read.online, watching=read.watching, offset=offset, players=players
     )
 
 

@@ -49,20 +49,6 @@ def page_heartbeat_secs(game: GameConfig) -> float:
     return min(PAGE_HEARTBEAT_MAX_SECS, game.presence_timeout_secs / 3)
 
 
-def _core_keys(slug: str) -> list[str]:
-    return [
-        keys.presence_online(slug),
-        keys.presence_last_seen(slug),
-        keys.presence_joined(slug),
-        keys.presence_left(slug),
-    ]
-
-
-def _update_keys(slug: str, player_ids: Sequence[str]) -> list[str]:
-    """KEYS of presence_update.lua: the game's keys, then each player's tabs HASH."""
-    return [*_core_keys(slug), keys.hidden(slug), *(keys.presence_tabs(slug, p) for p in player_ids)]
-
-
 # --------------------------------------------------------------------------- game servers
 
 
@@ -98,22 +84,18 @@ async def presence_report(*, game: GameConfig, online: Sequence[str], offline: S
         raise errors.invalid("offline", f"{sorted(both)[0]!r} is in both online and offline; send it in one.")
     if not online_ids and not offline_ids:
         return Reported(0, 0, 0, 0)
-    joined, left = await scripts.PRESENCE_UPDATE(
+    update = await scripts.presence_server(
         get_redis(),
-        _update_keys(game.slug, [*online_ids, *offline_ids]),
-        [
-            "server",
-            clock.now_ms(),
-            _timeout_ms(game),
-            PRESENCE_ANNOUNCE_TTL_MS,
-            len(online_ids),
-            *online_ids,
-            *offline_ids,
-        ],
+        slug=game.slug,
+        now_ms=clock.now_ms(),
+        timeout_ms=_timeout_ms(game),
+        announce_ms=PRESENCE_ANNOUNCE_TTL_MS,
+        online=online_ids,
+        offline=offline_ids,
     )
-    if int(joined) or int(left):
+    if update.joined or update.left:
         await presence_changed(slug=game.slug)
-    return Reported(len(online_ids), len(offline_ids), int(joined), int(left))
+    return Reported(len(online_ids), len(offline_ids), update.joined, update.left)
 
 
 # --------------------------------------------------------------------------- open pages
@@ -121,26 +103,34 @@ async def presence_report(*, game: GameConfig, online: Sequence[str], offline: S
 
 async def page_beat(*, game: GameConfig, player_id: str, socket_id: str) -> bool:
     """An open page of the user linked to ``player_id``; True if the player just came online."""
-    joined = await scripts.PRESENCE_UPDATE(
+    joined = await scripts.presence_page_beat(
         get_redis(),
-        _update_keys(game.slug, [player_id]),
-        ["page_beat", clock.now_ms(), _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, player_id, socket_id],
+        slug=game.slug,
+        player_id=player_id,
+        socket_id=socket_id,
+        now_ms=clock.now_ms(),
+        timeout_ms=_timeout_ms(game),
+        announce_ms=PRESENCE_ANNOUNCE_TTL_MS,
     )
     if joined:
         await presence_changed(slug=game.slug)
-    return bool(joined)
+    return joined
 
 
 async def page_leave(*, game: GameConfig, player_id: str, socket_id: str) -> str:
     """A linked user's page closed: 'left', 'stay' (another page or source keeps them) or 'gone'."""
-    outcome = await scripts.PRESENCE_UPDATE(
+    outcome = await scripts.presence_page_leave(
         get_redis(),
-        _update_keys(game.slug, [player_id]),
-        ["page_leave", clock.now_ms(), _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, player_id, socket_id],
+        slug=game.slug,
+        player_id=player_id,
+        socket_id=socket_id,
+        now_ms=clock.now_ms(),
+        timeout_ms=_timeout_ms(game),
+        announce_ms=PRESENCE_ANNOUNCE_TTL_MS,
     )
-    if outcome == "left":
+    if outcome is scripts.PageLeave.LEFT:
         await presence_changed(slug=game.slug)
-    return outcome
+    return outcome.value
 
 
 async def watcher_beat(*, game: GameConfig, socket_id: str) -> None:
@@ -162,10 +152,14 @@ async def presence_prune(*, game: GameConfig) -> list[str]:
     removed: list[str] = []
     now_ms = clock.now_ms()
     while True:
-        batch = await scripts.PRESENCE_PRUNE(
+        batch = await scripts.presence_prune(
             get_redis(),
-            [*_core_keys(game.slug), keys.presence_watching(game.slug)],
-            [now_ms, _timeout_ms(game), PRESENCE_ANNOUNCE_TTL_MS, PRUNE_BATCH_MAX, PRESENCE_LAST_SEEN_KEEP_SECS * 1000],
+            slug=game.slug,
+            now_ms=now_ms,
+            timeout_ms=_timeout_ms(game),
+            announce_ms=PRESENCE_ANNOUNCE_TTL_MS,
+            batch=PRUNE_BATCH_MAX,
+            keep_ms=PRESENCE_LAST_SEEN_KEEP_SECS * 1000,
         )
         removed += batch
         if len(batch) < PRUNE_BATCH_MAX:
@@ -202,22 +196,18 @@ async def presence_claim_changes(*, game: GameConfig, announcer: str) -> Announc
 
     None when another broadcaster (``announcer`` is the caller's token) holds the lease.
     """
-    slug = game.slug
-    reply = await scripts.PRESENCE_ANNOUNCE(
+    claimed = await scripts.presence_announce(
         get_redis(),
-        [
-            keys.presence_joined(slug),
-            keys.presence_left(slug),
-            keys.presence_online(slug),
-            keys.presence_watching(slug),
-            keys.presence_version(slug),
-            keys.names(slug),
-            keys.presence_announcer(slug),
-        ],
-        [clock.now_ms(), _timeout_ms(game), ANNOUNCE_MAX_PER_TICK, announcer, ANNOUNCER_LEASE_MS],
+        slug=game.slug,
+        now_ms=clock.now_ms(),
+        timeout_ms=_timeout_ms(game),
+        max_changes=ANNOUNCE_MAX_PER_TICK,
+        token=announcer,
+        lease_ms=ANNOUNCER_LEASE_MS,
     )
-    if reply[0] == 0:
+    if claimed is None:
         return None
-    version, online, watching, joins, leaves, lapse = reply
-    joined = [OnlinePlayer(joins[i], joins[i + 1], clock.from_ms(joins[i + 2])) for i in range(0, len(joins), 3)]
-    return Announcement(int(version), int(online), int(watching), joined, list(leaves), int(lapse) if lapse else None)
+    joined = [OnlinePlayer(p.player_id, p.display_name, clock.from_ms(p.at_ms)) for p in claimed.joined]
+    return Announcement(
+        claimed.version, claimed.online, claimed.watching, joined, list(claimed.left), claimed.next_lapse_ms
+    )

@@ -5,10 +5,18 @@
 -- version older than one it has). Another broadcaster takes over when the lease
 -- lapses.
 --
--- KEYS[1] joined ZSET, KEYS[2] left ZSET, KEYS[3] online ZSET, KEYS[4] watching ZSET,
--- KEYS[5] version counter, KEYS[6] names HASH, KEYS[7] announcer lease STRING
--- ARGV[1] now, epoch ms; ARGV[2] timeout, ms; ARGV[3] most joins and most leaves per call;
--- ARGV[4] the caller's token; ARGV[5] lease length, ms
+-- KEYS[1] joined       joined ZSET
+-- KEYS[2] left         left ZSET
+-- KEYS[3] online       online ZSET
+-- KEYS[4] watching     watching ZSET
+-- KEYS[5] version      version counter
+-- KEYS[6] names        names HASH
+-- KEYS[7] announcer    announcer lease STRING
+-- ARGV[1] now_ms       now, epoch ms
+-- ARGV[2] timeout_ms   timeout, ms
+-- ARGV[3] max          most joins and most leaves per call
+-- ARGV[4] token        the caller's token
+-- ARGV[5] lease_ms     lease length, ms
 -- Returns {0} when another broadcaster holds the lease, else {version, online count,
 --   watching count, {player_id, display name, joined ms, ...}, {player_id, ...}, when the
 --   next member lapses (ms, '' if nobody is online or watching)}; the version only increases.

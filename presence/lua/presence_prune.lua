@@ -2,12 +2,16 @@
 -- themselves) and queue a leave for each removed player. Atomic: two prunes
 -- running at once never remove, so never announce, the same player twice.
 --
--- KEYS[1] online ZSET (player_id -> last seen ms), KEYS[2] last-seen ZSET (the same,
--- for players no longer online; trimmed to ARGV[5]),
--- KEYS[3] joined ZSET, KEYS[4] left ZSET, KEYS[5] watching ZSET
--- ARGV[1] now, epoch ms; ARGV[2] timeout, ms; ARGV[3] lifetime of unannounced changes, ms;
--- ARGV[4] most players removed per call (bounds how long one call holds Redis)
--- ARGV[5] how long a last-seen time is kept, ms
+-- KEYS[1] online        online ZSET (player_id -> last seen ms)
+-- KEYS[2] last_seen     last-seen ZSET (the same, for players no longer online; trimmed to ARGV[5])
+-- KEYS[3] joined        joined ZSET
+-- KEYS[4] left          left ZSET
+-- KEYS[5] watching      watching ZSET
+-- ARGV[1] now_ms        now, epoch ms
+-- ARGV[2] timeout_ms    timeout, ms
+-- ARGV[3] announce_ms   lifetime of unannounced changes, ms
+-- ARGV[4] batch         most players removed per call (bounds how long one call holds Redis)
+-- ARGV[5] keep_ms       how long a last-seen time is kept, ms
 -- Returns the removed player ids, oldest first; as many as ARGV[4] means call again.
 
 local online, last_seen, joined, left, watching = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]

@@ -1,8 +1,14 @@
 -- One page of a game's online players, most recently seen first, with the counts.
 --
--- KEYS[1] online ZSET, KEYS[2] watching ZSET, KEYS[3] names HASH, KEYS[4] presence
---   version counter (the broadcaster's; a live page drops messages not newer than this read)
--- ARGV[1] now, epoch ms; ARGV[2] timeout, ms; ARGV[3] offset; ARGV[4] limit
+-- KEYS[1] online       online ZSET
+-- KEYS[2] watching     watching ZSET
+-- KEYS[3] names        names HASH
+-- KEYS[4] version      presence version counter (the broadcaster's; a live page drops
+--   messages not newer than this read)
+-- ARGV[1] now_ms       now, epoch ms
+-- ARGV[2] timeout_ms   timeout, ms
+-- ARGV[3] offset       offset
+-- ARGV[4] limit        limit
 -- Returns {version, online count, watching count, player_id, display name, last seen ms, ...}
 
 local cutoff = tonumber(ARGV[1]) - tonumber(ARGV[2])

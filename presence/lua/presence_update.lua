@@ -18,14 +18,21 @@
 -- the same), and a server's offline clears it, so that closing the last page takes
 -- the player offline only if no other source still counts.
 --
--- KEYS[1] online ZSET, KEYS[2] last-seen ZSET, KEYS[3] joined ZSET, KEYS[4] left ZSET,
--- KEYS[5] hidden SET
--- server:          KEYS[6 ..] the tabs HASH of each id, in the order of the ids below
--- page_beat/leave: KEYS[6] the player's tabs HASH
--- ARGV[1] op: 'server' | 'page_beat' | 'page_leave'
--- ARGV[2] now, epoch ms; ARGV[3] timeout, ms; ARGV[4] lifetime of unannounced changes, ms
--- server:          ARGV[5] n; ARGV[6 .. 5+n] ids now online; the rest, ids now offline
--- page_beat/leave: ARGV[5] player id; ARGV[6] socket id
+-- KEYS[1] online       online ZSET (player_id -> last seen ms)
+-- KEYS[2] last_seen    last-seen ZSET
+-- KEYS[3] joined       joined ZSET
+-- KEYS[4] left         left ZSET
+-- KEYS[5] hidden       hidden SET
+-- KEYS[6..] per player: tabs  (server: the tabs HASH of each id, in the order of the ids
+--   below; page_beat/page_leave: the player's tabs HASH, once)
+-- ARGV[1] op           'server' | 'page_beat' | 'page_leave'
+-- ARGV[2] now_ms       now, epoch ms
+-- ARGV[3] timeout_ms   timeout, ms
+-- ARGV[4] announce_ms  lifetime of unannounced changes, ms
+-- ARGV[5] n_or_player  server: n, how many of the ids are now online; page_beat/page_leave:
+--   the player id
+-- ARGV[6..] per item: id  (server: the ids, the n now online first, the rest now offline;
+--   page_beat/page_leave: one, the socket id)
 -- Returns server: {joined, left} counts (left: of the offline ids, those who were
 --   online); page_beat: 1 if the player joined, else 0; page_leave: 'left' (went
 --   offline), 'stay' (another page or source keeps them online) or 'gone' (was
