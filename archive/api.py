@@ -15,6 +15,7 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from pydantic import Field
 
+from core import errors
 from core.api import ACTION_ERRORS, READ_ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id, game_or_404
 from core.audit import Actor
 from core.models import Leaderboard
@@ -32,7 +33,6 @@ from games.api import (
     standings_out,
 )
 from games.schemas import BoardOut, FriendsOut, LeaderboardOut, StandingOut, Window
-from games.selectors import board_not_found
 
 from . import selectors, services
 
@@ -253,7 +253,7 @@ async def delete_board(request: HttpRequest, key: Authorized, game: str, board: 
     Its all-time window stays as it is. A PUT brings the board back."""
     model = await Leaderboard.objects.select_related("game").filter(game_id=key.game.id, slug=board).afirst()
     if model is None:
-        raise board_not_found(game=key.game, slug=board)
+        raise errors.board_not_found(game=key.game, board=board)
     actor = Actor(name=f"api key {key.api_key.prefix}")
     await sync_to_async(services.leaderboard_deactivate)(board=model, by=actor)
     return Ok(await board_json(game, board))
