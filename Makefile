@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-cluster test-api client-types install lint bench bench-fanout bench-presence bench-archive bench-broadcaster bench-cluster clean
+.PHONY: run test test-cluster test-api test-time client-types install lint bench bench-fanout bench-presence bench-archive bench-broadcaster bench-cluster clean
 
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,12 @@ test-cluster: $(STAMP)
 # The API against its OpenAPI schema: schemathesis drives a real server (tests/contract/).
 test-api: $(STAMP)
 	$(PY) -m leaderboard_site.devenv test -m contract tests/contract $(ARGS)
+
+# Every process (web, websockets, broadcaster, Celery worker and beat) across period boundaries,
+# a season's start and end and a board's DELETE, on a clock the tests move (tests/time/; needs
+# Debian's faketime package).
+test-time: $(STAMP)
+	$(PY) -m leaderboard_site.devenv test -m time tests/time $(ARGS)
 
 # After an API change: the TypeScript client's copy of the schema and the types generated from
 # it (tests/clients/ fails until they are current).
@@ -56,6 +62,17 @@ bench-archive: $(STAMP)
 
 bench-broadcaster: $(STAMP)
 	$(PY) bench/broadcaster.py
+
+# What idle boards cost the background (Celery worker and beat, the broadcaster, live latency):
+# 10 active boards alone, then beside 10,000 idle ones (bench/idle.py, docs/benchmarks.md).
+.PHONY: bench-idle
+bench-idle: $(STAMP)
+	$(PY) bench/idle.py
+
+# The broadcaster while 1,000 boards are created by API one after another (bench/board_churn.py).
+.PHONY: bench-board-churn
+bench-board-churn: $(STAMP)
+	$(PY) bench/board_churn.py
 
 bench-cluster: $(STAMP)
 	$(PY) bench/cluster.py

@@ -127,6 +127,16 @@ ARCHIVE_ROWS = Counter(
     "leaderboard_archive_rows_total",
     "Standings rows written to the database by period archives.",
 )
+EVENTS_WRITTEN = Counter(
+    "leaderboard_events_total",
+    "Domain events written with their facts (core/outbox/), by type.",
+    ["type"],
+)
+EVENT_DELIVERIES = Counter(
+    "leaderboard_event_deliveries_total",
+    "Handler calls of domain events, by result: delivered, or failed (called again after a backoff).",
+    ["result"],
+)
 
 BACKEND_ERRORS = Counter(
     "leaderboard_backend_errors_total",

@@ -20,7 +20,8 @@ from games import services as game_services
 from games.scripts import board as game_board_scripts
 from games.services import PeriodStanding
 
-from . import board_scripts
+from .board_scripts import Correction
+from .board_scripts import score_correct as score_correct_script
 from .events import CORRECTION_REASON_MAX_CHARS
 
 
@@ -79,7 +80,7 @@ def score_correct(
         raise errors.player_not_found(player_id=player_id, field="player_id")
     now = clock.now()
     current = periods.board_current(config, now)
-    correction = board_scripts.Correction(
+    correction = Correction(
         player_id=player_id,
         value=config.sort_base(value),
         sub=None if subscore is None else config.sub_oriented(subscore),
@@ -88,7 +89,7 @@ def score_correct(
         reason=reason,
     )
     reply = run_sync(
-        lambda: board_scripts.score_correct(
+        lambda: score_correct_script(
             get_redis(),
             board=game_services.board_rules(config),
             now_ms=clock.to_ms(now),

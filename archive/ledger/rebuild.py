@@ -20,7 +20,7 @@ from games import periods
 from games import services as game_services
 
 from ..models import ArchivedPeriod, ScoreEvent
-from . import board_scripts as board_swap_scripts
+from .board_scripts import SwapBoard, Swapped, SwapRefused, board_swap
 from .drain import ensure_group, ledger_drain
 from .events import Erasure, Progress, StreamId, event_row, split_id
 
@@ -278,10 +278,10 @@ async def _swap(
     hidden: Sequence[str],
     now_ms: int,
     latest: str | None,
-) -> board_swap_scripts.Swapped | board_swap_scripts.SwapRefused:
+) -> Swapped | SwapRefused:
     grace_ms = settings.ARCHIVE_GRACE_SECS * 1000
     swap = [
-        board_swap_scripts.SwapBoard(
+        SwapBoard(
             board_key=key,
             rebuilt_key=keys.board_rebuild(key, run),
             job="" if period.ends_at_ms is None else f"{period.kind}:{period.id}",
@@ -289,7 +289,7 @@ async def _swap(
         )
         for key, period in boards.items()
     ]
-    return await board_swap_scripts.board_swap(
+    return await board_swap(
         get_redis(), ref=ref, now_ms=now_ms, cursor=cursor, clock=latest or "", hidden=hidden, boards=swap
     )
 
@@ -405,7 +405,7 @@ def _swap_in(
             # A board an erasure emptied stays as the erasure left its live twin (empty too).
             filled = {key: period for key, period in replay.periods.items() if replay.boards[key]}
             reply = run_sync(_swap, ref, filled, run, cursor, hidden, now_ms, replay.clock)
-            if isinstance(reply, board_swap_scripts.Swapped):
+            if isinstance(reply, Swapped):
                 swapped = True
                 report.boards += reply.boards
                 report.stashed += reply.stashed

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 
-from .. import clock
+from .. import clock, metrics
 from ..errors import DATABASE_ERRORS
 from ..models import Event, EventDelivery
 from .events import EventEnvelope
@@ -112,6 +112,7 @@ def _deliver(event: Event, token: str) -> tuple[int, int]:
             retry_at.append(record.next_attempt_at)
             continue
         again = _call(event, envelope, subscription, record, now)
+        metrics.EVENT_DELIVERIES.labels(result="delivered" if again is None else "failed").inc()
         if again is None:
             ok += 1
         else:

@@ -10,7 +10,7 @@ import secrets
 from celery import current_app
 from django.db import transaction
 
-from .. import clock
+from .. import clock, metrics
 from ..models import Event
 from .events import EventData
 
@@ -49,6 +49,7 @@ def event_emit(data: EventData, *, once: str | None = None) -> Event:
         next_attempt_at=now,
     )
     _queue_delivery_on_commit()
+    transaction.on_commit(metrics.EVENTS_WRITTEN.labels(type=data.TYPE).inc)
     return event
 
 

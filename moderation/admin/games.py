@@ -15,6 +15,7 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
+from archive.services import leaderboard_deactivate
 from core import board_rules, clock
 from core.audit import Actor
 from core.errors import REDIS_DOWN_MESSAGE, REDIS_ERRORS, ServiceError
@@ -149,12 +150,22 @@ class GameAdmin(admin.ModelAdmin):
     def save_formset(
         self, request: HttpRequest, form: forms.ModelForm, formset: BaseInlineFormSet, change: bool
     ) -> None:
+        if formset.model is Leaderboard:
+            self._close_unchecked_boards(request, formset)
         if formset.model is not ApiKey:
             super().save_formset(request, form, formset, change)
             return
         for api_key in formset.save(commit=False):
             save_key(request, api_key, form.instance.slug)
         formset.save_m2m()
+
+    def _close_unchecked_boards(self, request: HttpRequest, formset: BaseInlineFormSet) -> None:
+        """A board whose "active" was unchecked is taken out of play as DELETE does it (its periods
+        archived at once, the act audited and announced), before the rest of its row is saved."""
+        for board_form in formset.forms:
+            if board_form.instance.pk and "active" in board_form.changed_data and not board_form.instance.active:
+                board = Leaderboard.objects.select_related("game").get(pk=board_form.instance.pk)
+                leaderboard_deactivate(board=board, by=Actor.of(request.user))
 
     def delete_view(
         self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None

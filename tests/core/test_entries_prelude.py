@@ -4,16 +4,18 @@ rebuild and the model-based references run the Python."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
-from asgiref.sync import async_to_sync
-from hypothesis import given, settings
+import redis
+from django.conf import settings
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from core import board_rules
 from core.lua import PRELUDE_DIR
-from core.redis import close_redis, get_redis
 
 MAX = board_rules.MAX_EXACT
 # Values near the edges of what a double holds exactly, and ordinary ones.
@@ -57,17 +59,17 @@ end
 )
 
 
+@functools.cache
+def _client() -> redis.Redis:
+    # One plain connection for the whole module: hundreds of probes, none of them async.
+    return redis.Redis.from_url(settings.REDIS_URL, decode_responses=True, socket_timeout=30)
+
+
 def _probe(*args: Any) -> Any:
-    async def run() -> Any:
-        try:
-            return await get_redis().eval(_PROBE, 0, *args)
-        finally:
-            await close_redis()
-
-    return async_to_sync(run)()
+    return _client().eval(_PROBE, 0, *args)
 
 
-@settings(max_examples=300, deadline=None)
+@hypothesis_settings(max_examples=300, deadline=None)
 @given(exact_ints)
 def test_it_encodes_subscores_alike_in_lua_and_python(value: int) -> None:
     text, decoded = _probe("sub", value)
@@ -76,7 +78,7 @@ def test_it_encodes_subscores_alike_in_lua_and_python(value: int) -> None:
     assert len(text) == board_rules.SUBSCORE_CHARS
 
 
-@settings(max_examples=200, deadline=None)
+@hypothesis_settings(max_examples=200, deadline=None)
 @given(exact_ints, exact_ints)
 def test_it_orders_subscore_texts_as_their_values(a: int, b: int) -> None:
     ta, tb = board_rules.subscore_encode(a), board_rules.subscore_encode(b)
@@ -84,7 +86,7 @@ def test_it_orders_subscore_texts_as_their_values(a: int, b: int) -> None:
     assert (ta == tb) == (a == b)
 
 
-@settings(max_examples=300, deadline=None)
+@hypothesis_settings(max_examples=300, deadline=None)
 @given(clock_states, clock_ms)
 def test_it_moves_the_clock_alike_in_lua_and_python(state: str | None, now_ms: int) -> None:
     moved = _probe("clock", state or "", now_ms)
@@ -94,7 +96,7 @@ def test_it_moves_the_clock_alike_in_lua_and_python(state: str | None, now_ms: i
     assert len(moved) == board_rules.CLOCK_CHARS
 
 
-@settings(max_examples=400, deadline=None)
+@hypothesis_settings(max_examples=400, deadline=None)
 @given(
     st.sampled_from(["increment", "best", "latest"]),
     st.one_of(st.none(), st.tuples(exact_ints, exact_ints)),
@@ -114,7 +116,7 @@ def test_it_changes_entries_alike_in_lua_and_python(
     assert (None if lua == [] else (int(lua[0]), int(lua[1]))) == python
 
 
-@settings(max_examples=200, deadline=None)
+@hypothesis_settings(max_examples=200, deadline=None)
 @given(
     st.sampled_from(board_rules.TIES),
     st.from_regex(r"[A-Za-z0-9_.:-]{1,64}", fullmatch=True),

@@ -209,3 +209,17 @@ def test_it_gives_event_ids_that_sort_by_creation() -> None:
         second = emit(erased("b"))
     assert first.event_id < second.event_id
     assert outbox.envelope_of(first)["created_at"] == clock.iso(clock.now())
+
+
+def test_it_counts_handler_calls_by_result(subscribed: Any) -> None:
+    from prometheus_client import REGISTRY
+
+    def count(result: str) -> float:
+        return REGISTRY.get_sample_value("leaderboard_event_deliveries_total", {"result": result}) or 0.0
+
+    before = count("delivered"), count("failed")
+    subscribed("test.counted")
+    subscribed("test.counted-down", fail=1)
+    emit(erased())
+    outbox.outbox_deliver()
+    assert (count("delivered") - before[0], count("failed") - before[1]) == (1, 1)

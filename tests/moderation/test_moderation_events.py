@@ -11,7 +11,7 @@ import pytest
 from core import clock, outbox
 from core.config import GameConfig
 from core.errors import ServiceError
-from core.models import Event, Game
+from core.models import AuditEntry, Event, Game
 from core.redis import run_sync
 from games import services
 from moderation import services as moderation
@@ -55,3 +55,20 @@ def test_it_announces_a_game_deleted_with_its_rows_gone(game: Game) -> None:
     assert deleted["type"] == "game.deleted"
     assert deleted["data"] == {"game": "tetris", "deleted_at": clock.iso(NOW)}
     assert not Game.objects.filter(slug="tetris").exists()  # the event outlives its game
+
+
+def test_it_takes_a_board_unchecked_in_admin_out_of_play_as_delete_does(admin_client: Any, game: Game) -> None:
+    from django.urls import reverse
+
+    from tests.moderation.test_admin import game_form
+
+    with clock_at(NOW):
+        response = admin_client.post(
+            reverse("admin:core_game_change", args=[game.pk]), game_form(game, **{"leaderboards-0-active": ""})
+        )
+    assert response.status_code == 302
+    assert not game.leaderboards.get().active
+    (closed,) = checked_events()
+    assert closed["type"] == "board.closed"
+    assert closed["data"] == {"game": "tetris", "leaderboard": "main", "closed_at": clock.iso(NOW)}
+    assert AuditEntry.objects.filter(action="close_board", actor_name="admin").exists()
