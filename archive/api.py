@@ -28,6 +28,7 @@ from games.api import (
     board_json,
     board_of,
     boards,
+    entry_json,
     not_on_board,
     player_ids_param,
     standings_out,
@@ -118,6 +119,7 @@ async def archived_periods(
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/players",
+    exclude_unset=True,
     response={200: FriendsOut, **READ_ERRORS},
     summary="Friends view",
 )
@@ -128,6 +130,7 @@ async def friends(request: HttpRequest, game: str, board: str, period: str, ids:
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/players/{player_id}",
+    exclude_unset=True,
     response={200: StandingOut, **READ_ERRORS},
     summary="A player's standing",
 )
@@ -137,6 +140,7 @@ async def standing(request: HttpRequest, game: str, board: str, period: str, pla
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/players/{player_id}/around",
+    exclude_unset=True,
     response={200: BoardOut, **READ_ERRORS},
     summary="Players around a player",
 )
@@ -147,7 +151,10 @@ async def around(request: HttpRequest, game: str, board: str, period: str, playe
 
 
 @router.get(
-    "/games/{game}/leaderboards/{board}/{period}", response={200: BoardOut, **READ_ERRORS}, summary="Current standings"
+    "/games/{game}/leaderboards/{board}/{period}",
+    exclude_unset=True,
+    response={200: BoardOut, **READ_ERRORS},
+    summary="Current standings",
 )
 async def leaderboard(
     request: HttpRequest, game: str, board: str, period: str, offset: int = Offset, limit: int = Limit
@@ -171,7 +178,7 @@ async def _standing(game: str, board: str, period: str, period_id: str | None, p
     )
     if standing is None:
         raise not_on_board(player_id)
-    return vars(standing)
+    return entry_json(standing)
 
 
 async def _around(
@@ -194,6 +201,7 @@ async def _page(game: str, board: str, period: str, period_id: str | None, offse
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/{period_id}/players",
+    exclude_unset=True,
     response={200: FriendsOut, **READ_ERRORS},
     summary="Friends view of a named period",
 )
@@ -205,6 +213,7 @@ async def friends_named(
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/{period_id}/players/{player_id}",
+    exclude_unset=True,
     response={200: StandingOut, **READ_ERRORS},
     summary="A player's standing in a named period",
 )
@@ -216,6 +225,7 @@ async def standing_named(
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/{period_id}/players/{player_id}/around",
+    exclude_unset=True,
     response={200: BoardOut, **READ_ERRORS},
     summary="Players around a player in a named period",
 )
@@ -227,6 +237,7 @@ async def around_named(
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/{period_id}",
+    exclude_unset=True,
     response={200: BoardOut, **READ_ERRORS},
     summary="Standings of a named period",
 )

@@ -63,6 +63,8 @@ class ArchivedStanding(models.Model):
     player_id = models.CharField(max_length=PLAYER_ID_MAX_CHARS, validators=[validate_player_id])
     display_name = models.CharField(max_length=64, blank=True)
     score = models.BigIntegerField()
+    # Equal scores' order on boards with ties 'subscore' (None on other boards).
+    subscore = models.BigIntegerField(null=True, blank=True)
     # The entry's metadata when the period closed (what the submission that set it carried).
     metadata = models.JSONField(null=True, blank=True)
     run = models.CharField(max_length=32, editable=False)
@@ -114,6 +116,9 @@ class ScoreEvent(models.Model):
     at = models.DateTimeField()
     # Why an admin made a correction (empty for submissions).
     reason = models.CharField(max_length=200, blank=True)
+    subscore = models.BigIntegerField(
+        null=True, blank=True, help_text="As submitted, on boards with ties 'subscore' (none: 0, or kept)."
+    )
 
     class Meta:
         ordering = ["game", "stream_ms", "stream_seq"]

@@ -94,9 +94,18 @@ def _standings(archive: Archived) -> QuerySet[ArchivedStanding]:
     return ArchivedStanding.objects.filter(archived_period_id=archive.pk).order_by()
 
 
-def _entry(player_id: str, rank: int, display_name: str, score: int, metadata: dict | None = None) -> Entry:
+def _entry(
+    player_id: str, rank: int, display_name: str, score: int, metadata: dict | None = None, subscore: int | None = None
+) -> Entry:
     # The live board shows the player_id for a player with no stored name.
-    return Entry(rank=rank, player_id=player_id, display_name=display_name or player_id, score=score, metadata=metadata)
+    return Entry(
+        rank=rank,
+        player_id=player_id,
+        display_name=display_name or player_id,
+        score=score,
+        metadata=metadata,
+        subscore=subscore,
+    )
 
 
 async def complete_period(*, board: BoardConfig, period: str, period_id: str) -> Archived | None:
@@ -123,7 +132,9 @@ async def _window(archive: Archived, start: int, stop: int) -> list[Entry]:
     rows = (
         standings.filter(rank__gte=first_rank, rank__lte=stop + 1)
         .order_by("rank", _byte_order("player_id").asc())
-        .values_list("player_id", "rank", "display_name", "score", "metadata")[skip : skip + stop - start + 1]
+        .values_list("player_id", "rank", "display_name", "score", "metadata", "subscore")[
+            skip : skip + stop - start + 1
+        ]
     )
     return [_entry(*row) async for row in rows]
 
@@ -183,11 +194,11 @@ async def archived_standings(*, archive: Archived, player_ids: Sequence[str]) ->
         row
         async for row in _standings(archive)
         .filter(player_id__in=list(player_ids))
-        .values_list("player_id", "rank", "display_name", "score", "metadata")
+        .values_list("player_id", "rank", "display_name", "score", "metadata", "subscore")
     ]
     if not rows:
         return []
-    ranks = {rank for _, rank, _, _, _ in rows}
+    ranks = {row[1] for row in rows}
     equal = {
         row["rank"]: row["n"]
         async for row in _standings(archive).filter(rank__in=ranks).values("rank").annotate(n=Count("pk")).order_by()
@@ -202,8 +213,9 @@ async def archived_standings(*, archive: Archived, player_ids: Sequence[str]) ->
             total=total,
             percentile=round(100 * (total - (rank - 1) - equal[rank]) / total, 2),
             metadata=metadata,
+            subscore=subscore,
         )
-        for player_id, rank, name, score, metadata in rows
+        for player_id, rank, name, score, metadata, subscore in rows
     ]
     found.sort(key=lambda s: (s.rank, s.player_id.encode()))
     return found

@@ -334,7 +334,7 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
                         rows + i + 1,
                         player,
                         name[:64],
-                        config.boards[0].score_from_key(str(int(score)), periods.DAILY),
+                        config.boards[0].score_from_base(int(score)),
                         None,
                         "naive",
                     )

@@ -9,7 +9,7 @@ Starts its own embedded Redis and SQLite in a temp dir, the real server
 * single submissions/s (POST /api/v1/games/{g}/leaderboards/{b}/scores),
 * batch items/s with 100 and 1,000 items per request (POST /api/v1/games/{g}/scores/batch),
 * reference A, the Redis limit: the same submit script with the same keys and
-  arguments (built by services._chunk_call, SUBMIT_CHUNK_ITEMS items per call),
+  arguments (built by games/services/scores.py, SUBMIT_CHUNK_ITEMS items per call),
   pre-encoded and pipelined 1,000 items at a time straight into Redis,
 * reference B, the framework limit: a bare async Django view on the same server,
 * top-50 reads/s (GET .../leaderboards/{b}/daily?limit=50) of the full board,
@@ -128,26 +128,27 @@ def _encoded_batches(game_config: Any, player_ids: list[list[str]], rng: random.
     """EVALSHA of the two submit scripts (the board's, then the game's) for each chunk of
     players, with exactly the keys and args the API path builds."""
     from core import clock
-    from games import scripts, services
+    from games import periods, scripts
+    from games.services import scores
 
     now = clock.now()
     now_ms = clock.to_ms(now)
     board = game_config.boards[0]
-    current = services.periods.board_current(board, now)
-    step = services.SUBMIT_CHUNK_ITEMS
+    current = periods.board_current(board, now)
+    step = scores.SUBMIT_CHUNK_ITEMS
     batches = []
     for ids in player_ids:
         commands = []
         for start in range(0, len(ids), step):
             chunk = [
-                services._Queued(
-                    i, services.Submission(player_id, rng.randrange(SCORE_MAX), leaderboard=board.slug), board, None
+                scores._Queued(
+                    i, scores.Submission(player_id, rng.randrange(SCORE_MAX), leaderboard=board.slug), board, None
                 )
                 for i, player_id in enumerate(ids[start : start + step])
             ]
-            key_list, args = services._board_call(board, chunk, now_ms, current, game_config.max_submissions_per_minute)
+            key_list, args = scores._board_call(board, chunk, now_ms, current, game_config.max_submissions_per_minute)
             commands.append(common.resp_command("EVALSHA", scripts.SUBMIT_SCORE.sha, len(key_list), *key_list, *args))
-            key_list, args = services._game_call(game_config, [(q, True) for q in chunk], now_ms, True)
+            key_list, args = scores._game_call(game_config, [(q, True) for q in chunk], now_ms, True)
             commands.append(common.resp_command("EVALSHA", scripts.SUBMIT_GAME.sha, len(key_list), *key_list, *args))
         batches.append(b"".join(commands))
     return batches

@@ -1,8 +1,9 @@
 """The rules a leaderboard's settings follow: its windows (with the cron of a custom one),
-its tie rule and the score range that rule keeps exact, and its display format.
+its tie rules and how a board entry is keyed and ranked, and its display format.
 
 Pure functions over plain values: the model validates with them, the period arithmetic
-(games/periods.py) and the pages build on them.
+(games/periods.py) and the pages build on them, and the board entries' rules are the Python
+twin of the Lua prelude every board script shares (core/lua/prelude/entries.lua).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import functools
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 from cronsim import CronSim, CronSimError
@@ -34,10 +36,6 @@ CUSTOM_WINDOW_MIN_SECS = 3600
 CRON_SCAN_YEARS = 8
 # ... and at most this many of its occurrences (an hourly cron reaches it in 2.3 years).
 CRON_SCAN_MAX_OCCURRENCES = 20_000
-
-# The longest period of each fixed window (ms), DST's extra hour included.
-_HOUR_MS = 3_600_000
-_LONGEST_MS = {DAILY: 25 * _HOUR_MS, WEEKLY: (7 * 24 + 1) * _HOUR_MS, MONTHLY: (31 * 24 + 1) * _HOUR_MS}
 
 # Scores are exact in a Redis double only up to 2**53 - 1.
 DOUBLE_EXACT_BITS = 53
@@ -159,66 +157,10 @@ def windows_check(
 
 # --------------------------------------------------------------------------- ties
 
-
-def longest_period_ms(
-    window: str, *, cron: str, tz: ZoneInfo, starts_at: dt.datetime | None, ends_at: dt.datetime | None
-) -> int | None:
-    """The longest a period of ``window`` lasts (ms), or None when it never ends."""
-    if window in _LONGEST_MS:
-        return _LONGEST_MS[window]
-    if window == CUSTOM and cron:
-        return cron_gaps_ms(cron, tz)[1]
-    if starts_at is not None and ends_at is not None:
-        # A season's span: the all-time window of a board with a season, or a custom window without cron.
-        return int((ends_at - starts_at).total_seconds() * 1000)
-    return None
-
-
-def tie_bits(longest_ms: int) -> int:
-    """How many low bits of an ``earliest`` sort key hold the ms since its period started."""
-    return max(1, int(longest_ms).bit_length())
-
-
-def earliest_score_limit(bits: int) -> int:
-    """The largest |score| whose ``earliest`` sort key (score * 2**bits + ms) a double holds exactly."""
-    return int(2 ** (DOUBLE_EXACT_BITS - bits) - 1)
-
-
-def earliest_check(
-    windows: Sequence[str],
-    *,
-    cron: str,
-    tz: ZoneInfo,
-    starts_at: dt.datetime | None,
-    ends_at: dt.datetime | None,
-    min_score: int | None,
-    max_score: int | None,
-) -> int:
-    """The largest |score| an ``earliest`` board keeps exact; RuleError if the board can't have it."""
-    if min_score is None or max_score is None:
-        raise RuleError(
-            "Ties 'earliest' needs both score bounds, so the range it keeps exact can be checked.", field="ties"
-        )
-    limit: int | None = None
-    for window in windows:
-        longest = longest_period_ms(window, cron=cron, tz=tz, starts_at=starts_at, ends_at=ends_at)
-        if longest is None:
-            raise RuleError(
-                f"Ties 'earliest' orders equal scores by when they were reached within a period; the {window} "
-                "window never ends, so give the board a season (start and end) or drop that window.",
-                field="ties",
-            )
-        window_limit = earliest_score_limit(tie_bits(longest))
-        limit = window_limit if limit is None else min(limit, window_limit)
-    assert limit is not None
-    if max(abs(min_score), abs(max_score)) > limit:
-        raise RuleError(
-            f"With ties 'earliest' and these windows, scores must stay within ±{limit:,}: the sort key holds "
-            "the score and the ms since the period started in one exact double. Narrow the bounds, "
-            "shorten the windows, or use ties 'shared'.",
-            field="ties",
-        )
-    return limit
+SHARED = "shared"
+EARLIEST = "earliest"
+SUBSCORE = "subscore"
+TIES: tuple[str, ...] = (SHARED, EARLIEST, SUBSCORE)
 
 
 # --------------------------------------------------------------------------- formats
@@ -253,24 +195,127 @@ def format_score(value: int, fmt: str) -> str:
     return f"{sign}{magnitude:,}"
 
 
-# --------------------------------------------------------------------------- sort keys
+# --------------------------------------------------------------------------- board entries
+#
+# The Python twin of core/lua/prelude/entries.lua (the rebuild replays the ledger with it,
+# and tests run both on the same inputs). A period board is a ZSET member -> sort base: the
+# score, negated when higher is better, so ascending is best first at any order, exact for
+# every |score| <= 2^53-1 (a double holds those). Equal bases are ordered by the member, in
+# byte order:
+#
+# - ties 'shared': the member is the player id (equal scores share a rank; listed by id);
+# - ties 'earliest': CLOCK_CHARS of when the entry reached its score, then the player id;
+# - ties 'subscore': SUBSCORE_CHARS of the subscore (oriented like the base: ascending is
+#   better), then the same clock and the player id.
+#
+# "When" is a per-board hybrid clock: 12 hex digits of epoch ms (never behind the last
+# one given on the board) and 4 of a sequence within that ms, so entries applied in the same
+# ms (one batch) still rank in the order they were applied. A board's members HASH maps
+# player -> member for the two prefixed rules.
+
+# A hybrid clock: 12 hex digits of ms (up to the year 10889), then 4 of sequence.
+CLOCK_MS_CHARS = 12
+CLOCK_SEQ_CHARS = 4
+CLOCK_CHARS = CLOCK_MS_CHARS + CLOCK_SEQ_CHARS
+_CLOCK_MS_MAX = 16**CLOCK_MS_CHARS - 1
+_CLOCK_SEQ_MAX = 16**CLOCK_SEQ_CHARS - 1
+# A subscore: '0' + 14 hex digits of (v + 2^53) below zero, '1' + 14 hex digits of v from zero.
+SUBSCORE_CHARS = 15
+_TWO_53 = 2**DOUBLE_EXACT_BITS
+MAX_EXACT = _TWO_53 - 1
 
 
-def next_sort_key(*, mode: str, stored: int | None, value: int, bits: int, offset_ms: int) -> int | None:
-    """The sort key an entry gets from one submission, or None when it keeps ``stored`` (what
-    games/lua/submit_score.lua does, for the rebuild and the tests' reference).
+def prefix_chars(ties: str) -> int:
+    """How many characters come before the player id in a member of a board with ``ties``."""
+    if ties == EARLIEST:
+        return CLOCK_CHARS
+    if ties == SUBSCORE:
+        return SUBSCORE_CHARS + CLOCK_CHARS
+    return 0
 
-    ``value`` is the submission's sort base (the score, negated when higher is better; the
-    amount for increment); a key is base * 2**bits + ms since its period started, bits 0 for
-    ties 'shared'. A score reached again keeps the moment it was first reached.
+
+def subscore_encode(value: int) -> str:
+    """A subscore (oriented: ascending is better) as fixed-width text in the same byte order."""
+    if value < 0:
+        return f"0{value + _TWO_53:014x}"
+    return f"1{value:014x}"
+
+
+def subscore_decode(text: str) -> int:
+    number = int(text[1:SUBSCORE_CHARS], 16)
+    return number - _TWO_53 if text[0] == "0" else number
+
+
+def clock_next(state: str | None, now_ms: int) -> str:
+    """The board's next clock after ``state`` (None: none given yet) at ``now_ms``: later than
+    every one before it, and at ``now_ms`` when the clock has not run ahead of it."""
+    now_ms = min(max(0, now_ms), _CLOCK_MS_MAX)
+    if state is None:
+        return f"{now_ms:012x}0000"
+    last_ms, seq = int(state[:CLOCK_MS_CHARS], 16), int(state[CLOCK_MS_CHARS:CLOCK_CHARS], 16)
+    if now_ms > last_ms:
+        return f"{now_ms:012x}0000"
+    if seq < _CLOCK_SEQ_MAX:
+        return f"{last_ms:012x}{seq + 1:04x}"
+    if last_ms == _CLOCK_MS_MAX:
+        return state  # the year 10889: the clock stops rather than overflow its width
+    return f"{last_ms + 1:012x}0000"
+
+
+def clock_ms(clock: str) -> int:
+    """The epoch ms a clock value names."""
+    return int(clock[:CLOCK_MS_CHARS], 16)
+
+
+def member_of(ties: str, player_id: str, *, sub: int = 0, clock: str = "") -> str:
+    """The ZSET member of an entry."""
+    if ties == SHARED:
+        return player_id
+    if ties == EARLIEST:
+        return clock + player_id
+    return subscore_encode(sub) + clock + player_id
+
+
+@dataclass(frozen=True)
+class MemberParts:
+    player_id: str
+    sub: int  # oriented subscore (0 unless ties 'subscore')
+    clock: str  # '' for ties 'shared'
+
+
+def member_parts(ties: str, member: str) -> MemberParts:
+    """What a member holds: the player id, the (oriented) subscore and the clock."""
+    if ties == SHARED:
+        return MemberParts(member, 0, "")
+    if ties == EARLIEST:
+        return MemberParts(member[CLOCK_CHARS:], 0, member[:CLOCK_CHARS])
+    return MemberParts(
+        member[SUBSCORE_CHARS + CLOCK_CHARS :],
+        subscore_decode(member[:SUBSCORE_CHARS]),
+        member[SUBSCORE_CHARS : SUBSCORE_CHARS + CLOCK_CHARS],
+    )
+
+
+def next_entry(*, mode: str, stored: tuple[int, int] | None, value: int, sub: int = 0) -> tuple[int, int] | None:
+    """The (base, oriented subscore) an entry gets from one submission, or None when it keeps
+    ``stored`` (what the prelude's ``entry_next`` does).
+
+    ``value`` and ``sub`` are oriented (negated when higher is better): the amounts for
+    increment, the submitted pair otherwise. ``best`` keeps a stored pair that is no worse,
+    compared as a whole; an unchanged pair keeps the moment it was first reached.
     """
-    old_base = None if stored is None else stored >> bits
+    old_base, old_sub = stored if stored is not None else (None, None)
     if mode == "increment":
-        base = (old_base or 0) + value
-    elif mode == "best" and old_base is not None and old_base <= value:
+        base, new_sub = (old_base or 0) + value, (old_sub or 0) + sub
+    elif mode == "best" and stored is not None and stored <= (value, sub):
         return None
     else:
-        base = value
-    if base == old_base:
+        base, new_sub = value, sub
+    if (base, new_sub) == stored:
         return None
-    return (base << bits) + (offset_ms if bits else 0)
+    return base, new_sub
+
+
+def exact(value: int) -> bool:
+    """Whether a base or subscore (a total, say) is one a double holds exactly, and the API accepts."""
+    return abs(value) <= MAX_EXACT

@@ -12,14 +12,13 @@ import dataclasses
 import datetime as dt
 import functools
 from dataclasses import dataclass
-from zoneinfo import ZoneInfo
 
 from cachetools import TTLCache
 from django.conf import settings
 
 from . import board_rules, clock, keys
 from .errors import UNAVAILABLE_ERRORS
-from .models import MAX_SAFE_SCORE, SLUG_MAX_CHARS, ApiKey, Game, Leaderboard
+from .models import SLUG_MAX_CHARS, ApiKey, Game, Leaderboard
 from .redis import get_redis
 
 
@@ -40,6 +39,7 @@ class BoardConfig:
     starts_at: dt.datetime | None
     ends_at: dt.datetime | None
     ties: str
+    subscore_order: str
     format: str
     min_score: int | None
     max_score: int | None
@@ -60,44 +60,28 @@ class BoardConfig:
             return False
         return (self.starts_at is None or at >= self.starts_at) and (self.ends_at is None or at < self.ends_at)
 
-    def tie_bits(self, window: str) -> int:
-        """Low bits of the window's sort keys that hold the ms since its period started
-        (ties 'earliest'); 0 when equal scores share a rank."""
-        return self._bits.get(window, 0)
-
-    @functools.cached_property
-    def _bits(self) -> dict[str, int]:
-        if self.ties != Leaderboard.Ties.EARLIEST:
-            return {}
-        tz = ZoneInfo(self.timezone)
-        bits = {}
-        for window in self.windows:
-            longest = board_rules.longest_period_ms(
-                window, cron=self.cron, tz=tz, starts_at=self.starts_at, ends_at=self.ends_at
-            )
-            if longest is not None:
-                bits[window] = board_rules.tie_bits(longest)
-        return bits
-
-    def max_abs(self, window: str) -> int:
-        """The largest |score| (or |total|) the window's sort keys hold exactly."""
-        bits = self.tie_bits(window)
-        return board_rules.earliest_score_limit(bits) if bits else MAX_SAFE_SCORE
+    @property
+    def has_subscore(self) -> bool:
+        return self.ties == board_rules.SUBSCORE
 
     def sort_base(self, score: int) -> int:
-        """Boards sort ascending (best first): the score, negated when higher is better. An
-        'earliest' key is this base * 2**bits + the ms since the period started."""
+        """Boards sort ascending (best first): the score, negated when higher is better
+        (core/lua/prelude/entries.lua)."""
         return -score if self.higher_is_better else score
 
-    def score_from_base(self, raw: str | int) -> int:
+    def score_from_base(self, base: int) -> int:
         """The score of a sort base the scripts return."""
-        value = int(raw) if isinstance(raw, int) or raw.lstrip("-").isdigit() else int(float(raw))
-        return -value if self.higher_is_better else value
+        return -base if self.higher_is_better else base
 
-    def score_from_key(self, raw: str, window: str) -> int:
-        """The score of a sort key read from a board of ``window``."""
-        key = int(raw) if raw.lstrip("-").isdigit() else int(float(raw))
-        return self.score_from_base(key >> self.tie_bits(window))
+    def sub_oriented(self, subscore: int) -> int:
+        """A subscore oriented like the base (ascending is better)."""
+        return -subscore if self.subscore_order == Leaderboard.Order.DESC else subscore
+
+    def subscore_of(self, sub: int) -> int | None:
+        """The subscore of an oriented one, or None on a board without subscores."""
+        if not self.has_subscore:
+            return None
+        return -sub if self.subscore_order == Leaderboard.Order.DESC else sub
 
     @classmethod
     def from_model(cls, board: Leaderboard, game: Game) -> BoardConfig:
@@ -115,6 +99,7 @@ class BoardConfig:
             starts_at=board.starts_at,
             ends_at=board.ends_at,
             ties=board.ties,
+            subscore_order=board.subscore_order,
             format=board.format,
             min_score=board.min_score,
             max_score=board.max_score,

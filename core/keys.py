@@ -37,13 +37,26 @@ def split_ref(ref: str) -> tuple[str, str]:
 
 
 def board(ref: str, period: str, period_id: str) -> str:
-    """ZSET of one period's standings (member: player_id; score: sort key)."""
+    """ZSET of one period's standings: member (the player id, after a prefix for ties
+    'earliest' and 'subscore') -> sort base (core/lua/prelude/entries.lua)."""
     return f"lb:{_tag(ref)}:{period}:{period_id}"
 
 
 def entry_meta(board_key: str) -> str:
     """HASH player_id -> the metadata (JSON) of their entry on one period board; expires with it."""
     return f"{board_key}:meta"
+
+
+def entry_members(board_key: str) -> str:
+    """HASH player_id -> their member on one period board (ties 'earliest' and 'subscore':
+    the member carries a prefix); expires with it."""
+    return f"{board_key}:members"
+
+
+def tie_clock(ref: str) -> str:
+    """STRING: the board's hybrid clock, the last moment given to an entry (ties 'earliest'
+    and 'subscore'), so that the next is always later."""
+    return f"lb:{_tag(ref)}:tie-clock"
 
 
 def board_pattern(ref: str) -> str:
@@ -341,6 +354,12 @@ def work_ledger() -> str:
     """ZSET of board refs whose ledger stream may hold entries not yet stored (ref -> first mark,
     ms): the drain visits these boards only. Marked after the write (core/worksets.py)."""
     return "work:{changes}:ledger"
+
+
+def work_players() -> str:
+    """ZSET of game slugs with players waiting for the player sync (slug -> first mark, ms): the
+    sync visits these games only; writers mark after writing, the sync unmarks then checks again."""
+    return "work:{changes}:players"
 
 
 def work_close_due() -> str:

@@ -151,6 +151,7 @@ class Leaderboard(models.Model):
     class Ties(models.TextChoices):
         SHARED = "shared", "shared (equal scores share a rank)"
         EARLIEST = "earliest", "earliest (who reached it first ranks higher)"
+        SUBSCORE = "subscore", "subscore (equal scores by subscore, then who reached it first)"
 
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="leaderboards")
     slug = models.CharField(max_length=SLUG_MAX_CHARS, validators=[RegexValidator(SLUG_RE, SLUG_MESSAGE)])
@@ -171,6 +172,12 @@ class Leaderboard(models.Model):
     starts_at = models.DateTimeField(null=True, blank=True, help_text="Season start: no scores before it.")
     ends_at = models.DateTimeField(null=True, blank=True, help_text="Season end: no scores from then on.")
     ties = models.CharField(max_length=10, choices=Ties.choices, default=Ties.SHARED)
+    subscore_order = models.CharField(
+        max_length=4,
+        choices=Order.choices,
+        default=Order.DESC,
+        help_text="With ties 'subscore': whether a higher or a lower subscore ranks first among equal scores.",
+    )
     format = models.CharField(
         max_length=20, default=board_rules.INTEGER, validators=[_validate_format], help_text=board_rules.FORMAT_HELP
     )
@@ -220,17 +227,6 @@ class Leaderboard(models.Model):
         try:
             board_rules.windows_check(
                 self.windows, cron=self.cron, tz=tz, starts_at=self.starts_at, ends_at=self.ends_at
-            )
-            if self.ties != self.Ties.EARLIEST:
-                return {}
-            board_rules.earliest_check(
-                self.windows,
-                cron=self.cron,
-                tz=tz,
-                starts_at=self.starts_at,
-                ends_at=self.ends_at,
-                min_score=self.min_score,
-                max_score=self.max_score,
             )
         except board_rules.RuleError as exc:
             return {exc.field: str(exc)}

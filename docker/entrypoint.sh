@@ -20,7 +20,9 @@ case "${1:-web}" in
   broadcast)
     exec python manage.py broadcast ;;
   migrate)
-    exec python manage.py migrate --noinput ;;
+    # The database's migrations, then Redis data written by earlier versions.
+    python manage.py migrate --noinput
+    exec python manage.py upgrade_boards ;;
   *)
     exec "$@" ;;
 esac

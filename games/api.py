@@ -14,9 +14,10 @@ from django.http import HttpRequest
 from ninja import Query, Router
 from pydantic import ValidationError as PydanticValidationError
 
-from core import clock, config, text
-from core.api import ERRORS, READ_ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id, errors, game_or_404
-from core.errors import ServiceError, not_found
+from core import clock, config, errors, text
+from core.api import ERRORS, READ_ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id, game_or_404
+from core.api import errors as error_responses
+from core.errors import ServiceError
 from core.models import SLUG_MESSAGE, SLUG_RE, Game, Leaderboard, is_player_id
 
 from . import leaderboards, selectors, services
@@ -52,8 +53,15 @@ def _idempotency(request: HttpRequest, body: Any) -> tuple[str | None, str]:
     if raw is None:
         return None, ""
     if not IDEMPOTENCY_KEY_RE.match(raw):
-        raise ServiceError(422, "invalid", "1-255 printable ASCII characters.", field="Idempotency-Key")
+        raise errors.invalid("Idempotency-Key", "1-255 printable ASCII characters.")
     return raw, _fingerprint(body)
+
+
+def _period_out(standing: services.PeriodStanding) -> dict[str, Any]:
+    shown: dict[str, Any] = {"period_id": standing.period_id, "score": standing.score, "rank": standing.rank}
+    if standing.subscore is not None:
+        shown["subscore"] = standing.subscore
+    return shown
 
 
 def _score_out(result: services.Submitted) -> dict[str, Any]:
@@ -61,9 +69,7 @@ def _score_out(result: services.Submitted) -> dict[str, Any]:
         "player_id": result.player_id,
         "display_name": result.display_name,
         "leaderboard": result.leaderboard,
-        "periods": {
-            kind: {"period_id": s.period_id, "score": s.score, "rank": s.rank} for kind, s in result.periods.items()
-        },
+        "periods": {kind: _period_out(s) for kind, s in result.periods.items()},
         "metadata": result.metadata,
     }
 
@@ -86,6 +92,7 @@ async def submit_score(request: HttpRequest, key: Authorized, game: str, board: 
         board=found,
         player_id=payload.player_id,
         score=payload.score,
+        subscore=payload.subscore,
         display_name=payload.display_name,
         metadata=payload.metadata,
         idempotency=idempotency,
@@ -105,9 +112,11 @@ def _item(raw: Any, index: int, *, with_fingerprint: bool) -> tuple[services.Sub
         first = error.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or None
         message = "This field is required." if first["type"] == "missing" else first["msg"]
-        problem = ServiceError(422, "invalid", message, field=f"scores[{index}]" + (f".{field}" if field else ""))
+        problem = errors.invalid(f"scores[{index}]" + (f".{field}" if field else ""), message)
         return problem, _fingerprint(raw) if with_fingerprint else ""
-    submission = services.Submission(item.player_id, item.score, item.display_name, item.metadata, item.leaderboard)
+    submission = services.Submission(
+        item.player_id, item.score, item.display_name, item.metadata, item.leaderboard, item.subscore
+    )
     return submission, _fingerprint(item.model_dump()) if with_fingerprint else ""
 
 
@@ -157,7 +166,7 @@ boards = Router(tags=["leaderboards"])
 async def _board_model(key: Authorized, board: str) -> Leaderboard:
     found = await Leaderboard.objects.select_related("game").filter(game_id=key.game.id, slug=board).afirst()
     if found is None:
-        raise selectors.board_not_found(game=key.game, slug=board)
+        raise errors.board_not_found(game=key.game, board=board)
     return found
 
 
@@ -178,7 +187,7 @@ async def put_board(request: HttpRequest, key: Authorized, game: str, board: str
     """All the board's settings (omitted ones take their defaults). Its mode, order and tie
     rule can't change while it holds scores (409 `board_has_scores`)."""
     if not re.match(SLUG_RE, board):
-        raise ServiceError(422, "invalid", SLUG_MESSAGE, field="slug")
+        raise errors.invalid("slug", SLUG_MESSAGE)
     model = await Game.objects.aget(pk=key.game.id)
     await sync_to_async(leaderboards.leaderboard_put)(game=model, slug=board, settings=payload.model_dump())
     return Ok(await board_json(game, board))
@@ -224,6 +233,7 @@ def board_out(board: config.BoardConfig) -> dict[str, Any]:
         "starts_at": board.starts_at,
         "ends_at": board.ends_at,
         "ties": board.ties,
+        "subscore_order": board.subscore_order,
         "format": board.format,
         "min_score": board.min_score,
         "max_score": board.max_score,
@@ -242,6 +252,14 @@ def _game_out(game: config.GameConfig) -> dict[str, Any]:
     }
 
 
+def entry_json(entry: selectors.Entry | selectors.Standing) -> dict[str, Any]:
+    """An entry or a standing as the API shows it: ``subscore`` only on boards that have them."""
+    shown = dict(vars(entry))
+    if shown["subscore"] is None:
+        del shown["subscore"]
+    return shown
+
+
 def standings_out(board: config.BoardConfig, page: selectors.Board) -> dict[str, Any]:
     return {
         "leaderboard": board.slug,
@@ -249,23 +267,25 @@ def standings_out(board: config.BoardConfig, page: selectors.Board) -> dict[str,
         "period_id": page.period.id,
         "resets_at": page.period.ends_at,
         "total": page.total,
-        "entries": [vars(e) for e in page.entries],
+        "entries": [entry_json(e) for e in page.entries],
     }
 
 
-@reads.get("/games", response={200: list[GameOut], **errors(503)}, summary="List games")
+@reads.get("/games", response={200: list[GameOut], **error_responses(503)}, summary="List games")
 async def list_games(request: HttpRequest) -> Any:
     """Active games with their leaderboards, each window's current period and when it resets next."""
     return [_game_out(g) for g in await config.list_games()]
 
 
-@reads.get("/games/{game}", response={200: GameOut, **errors(404, 503)}, summary="One game")
+@reads.get("/games/{game}", response={200: GameOut, **error_responses(404, 503)}, summary="One game")
 async def get_game(request: HttpRequest, game: str) -> Any:
     return _game_out(await game_or_404(game))
 
 
 @boards.get(
-    "/games/{game}/leaderboards", response={200: list[LeaderboardOut], **errors(404, 503)}, summary="Leaderboards"
+    "/games/{game}/leaderboards",
+    response={200: list[LeaderboardOut], **error_responses(404, 503)},
+    summary="Leaderboards",
 )
 async def list_boards(request: HttpRequest, game: str) -> Any:
     return [board_out(b) for b in (await game_or_404(game)).boards]
@@ -289,7 +309,7 @@ async def find_players(
 ) -> Any:
     """Fast at any size: one range read of an index of names (no scan of the players)."""
     if text.has_control_characters(q):
-        raise ServiceError(422, "invalid", text.CONTROL_MESSAGE, field="q")
+        raise errors.invalid("q", text.CONTROL_MESSAGE)
     found = await selectors.players_named(game=await game_or_404(game), query=q, limit=limit)
     return {"players": [vars(p) for p in found]}
 
@@ -298,17 +318,17 @@ def player_ids_param(ids: str) -> list[str]:
     """The ``ids`` query parameter of the friends views: distinct, valid, 1 to MAX_FRIENDS."""
     parsed = list(dict.fromkeys(i for i in ids.split(",") if i))
     if not parsed:
-        raise ServiceError(422, "invalid", "Give at least one player id.", field="ids")
+        raise errors.invalid("ids", "Give at least one player id.")
     if len(parsed) > MAX_FRIENDS:
-        raise ServiceError(422, "invalid", f"At most {MAX_FRIENDS} player ids.", field="ids")
+        raise errors.invalid("ids", f"At most {MAX_FRIENDS} player ids.")
     for player_id in parsed:
         if not is_player_id(player_id):
-            raise ServiceError(422, "invalid", f"{player_id[:70]!r} is not a valid player id.", field="ids")
+            raise errors.invalid("ids", f"{player_id[:70]!r} is not a valid player id.")
     return parsed
 
 
 def not_on_board(player_id: str) -> ServiceError:
-    return not_found(f"Player {player_id!r} has no score on this board.")
+    return errors.not_found(f"Player {player_id!r} has no score on this board.")
 
 
 Ids = Query(..., description=f"Comma-separated player ids, at most {MAX_FRIENDS}.")
@@ -323,7 +343,10 @@ async def board_of(game: str, board: str) -> config.BoardConfig:
 
 
 @reads.get(
-    "/games/{game}/players/{player_id}", response={200: ProfileOut, **READ_ERRORS}, summary="A player on every board"
+    "/games/{game}/players/{player_id}",
+    response={200: ProfileOut, **READ_ERRORS},
+    exclude_unset=True,
+    summary="A player on every board",
 )
 async def player_profile(request: HttpRequest, game: str, player_id: str) -> Any:
     """The player's standing in the current period of every window of every leaderboard of
@@ -332,7 +355,7 @@ async def player_profile(request: HttpRequest, game: str, player_id: str) -> Any
     checked_player_id(player_id)
     name = await selectors.display_name(game=found, player_id=player_id)
     if name is None or await selectors.is_hidden(game=found, player_id=player_id):
-        raise not_found(f"No player {player_id!r} in this game.")
+        raise errors.not_found(f"No player {player_id!r} in this game.")
     profile = await selectors.player_profile(game=found, player_id=player_id)
     boards = {b.slug: {p.kind: p.id for p in selectors.current_periods(board=b)} for b in found.boards}
     return {
@@ -340,7 +363,7 @@ async def player_profile(request: HttpRequest, game: str, player_id: str) -> Any
         "display_name": name,
         "leaderboards": {
             slug: {
-                window: {"period_id": boards[slug][window], "standing": vars(s) if s else None}
+                window: {"period_id": boards[slug][window], "standing": entry_json(s) if s else None}
                 for window, s in windows.items()
             }
             for slug, windows in profile.items()
@@ -349,7 +372,9 @@ async def player_profile(request: HttpRequest, game: str, player_id: str) -> Any
 
 
 @boards.get(
-    "/games/{game}/leaderboards/{board}", response={200: LeaderboardOut, **errors(404, 503)}, summary="One board"
+    "/games/{game}/leaderboards/{board}",
+    response={200: LeaderboardOut, **error_responses(404, 503)},
+    summary="One board",
 )
 async def get_board(request: HttpRequest, game: str, board: str) -> Any:
     return board_out(await board_of(game, board))

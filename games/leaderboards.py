@@ -9,13 +9,13 @@ from typing import Any, cast
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from core import keys
+from core import errors, keys
 from core.errors import ServiceError
 from core.models import Game, Leaderboard
 from core.redis import get_redis, run_sync
 
 # What a board's stored sort keys depend on: changing one under scores would re-rank them wrongly.
-KEY_SETTINGS = ("mode", "order", "ties")
+KEY_SETTINGS = ("mode", "order", "ties", "subscore_order")
 # The settings a PUT or PATCH body may carry, as the model's field names.
 SETTINGS = (
     "name",
@@ -28,6 +28,7 @@ SETTINGS = (
     "starts_at",
     "ends_at",
     "ties",
+    "subscore_order",
     "format",
     "min_score",
     "max_score",
@@ -53,19 +54,13 @@ def board_has_scores(*, board: Leaderboard) -> bool:
 def _invalid(error: ValidationError) -> ServiceError:
     field, messages = next(iter(error.message_dict.items()))
     name = "slug" if field == "__all__" else field
-    return ServiceError(422, "invalid", " ".join(messages), field=name)
+    return errors.invalid(name, " ".join(messages))
 
 
 def _save(board: Leaderboard, changed: set[str]) -> Leaderboard:
     moved = sorted(f for f in changed if f in KEY_SETTINGS)
     if board.pk and moved and board_has_scores(board=board):
-        raise ServiceError(
-            409,
-            "board_has_scores",
-            f"The {', '.join(moved)} of a board with scores can't change: its stored ranks depend on them. "
-            "Make a new board instead.",
-            field=moved[0],
-        )
+        raise errors.board_has_scores(settings=moved)
     try:
         board.full_clean()
     except ValidationError as error:
@@ -74,7 +69,7 @@ def _save(board: Leaderboard, changed: set[str]) -> Leaderboard:
         with transaction.atomic():
             board.save()
     except IntegrityError:
-        raise ServiceError(409, "conflict", "The board was created meanwhile; retry.", field="slug") from None
+        raise errors.conflict("The board was created meanwhile; retry.", field="slug") from None
     return board
 
 
@@ -101,7 +96,7 @@ def leaderboard_patch(*, board: Leaderboard, changes: dict[str, Any]) -> Leaderb
     changed = set()
     for field, value in changes.items():
         if field not in SETTINGS:
-            raise ServiceError(422, "invalid", f"Unknown setting {field!r}.", field=field)
+            raise errors.invalid(field, f"Unknown setting {field!r}.")
         if getattr(board, field) != value:
             setattr(board, field, value)
             changed.add(field)

@@ -32,7 +32,7 @@ Metadata = Annotated[
 Window = Literal["daily", "weekly", "monthly", "all-time", "custom"]
 Mode = Literal["increment", "best", "latest"]
 Order = Literal["desc", "asc"]
-Ties = Literal["shared", "earliest"]
+Ties = Literal["shared", "earliest", "subscore"]
 
 # The vocabularies core/board_rules.py checks, for the schema (it answers 422 with its own words).
 _WINDOWS: dict[str, Any] = {"items": {"type": "string", "enum": list(get_args(Window))}, "uniqueItems": True}
@@ -72,6 +72,7 @@ _BOARD = {
     "starts_at": None,
     "ends_at": None,
     "ties": "shared",
+    "subscore_order": "desc",
     "format": "integer",
     "min_score": None,
     "max_score": None,
@@ -98,6 +99,12 @@ class ScoreIn(BaseModel):
 
     player_id: PlayerId
     score: Score = Field(description="An integer, |score| <= 2^53-1. On increment boards, the amount added.")
+    subscore: Score | None = Field(
+        default=None,
+        description="Boards with ties `subscore` only: orders equal scores (the board says whether higher or lower "
+        "ranks first), then who reached the pair first. Omitted: 0. On increment boards, the amount added.",
+        examples=[42],
+    )
     display_name: Annotated[SingleLine, Field(max_length=64, examples=["Ada"])] | None = None
     metadata: Metadata | None = None
 
@@ -133,6 +140,7 @@ class PeriodScoreOut(Schema):
     period_id: str
     score: int
     rank: int
+    subscore: int | None = Field(default=None, description="Boards with ties `subscore` only.")
 
 
 class ScoreOut(Schema):
@@ -174,7 +182,11 @@ class LeaderboardOut(Schema):
     starts_at: dt.datetime | None = Field(description="The season's start: no scores before.")
     ends_at: dt.datetime | None = Field(description="The season's end: no scores from then on.")
     ties: Ties = Field(
-        description="shared (equal scores share a rank) or earliest (the first to reach it ranks first)."
+        description="shared (equal scores share a rank), earliest (the first to reach it ranks first) or subscore "
+        "(equal scores by subscore, then the first to reach the pair)."
+    )
+    subscore_order: Order = Field(
+        description="With ties `subscore`: desc (a higher subscore ranks first) or asc (a lower one does)."
     )
     format: str = Field(
         description="How to show scores: integer, time_ms or decimal:N (values stay integers).",
@@ -208,6 +220,7 @@ class LeaderboardIn(BaseModel):
     starts_at: dt.datetime | None = None
     ends_at: dt.datetime | None = None
     ties: Ties = "shared"
+    subscore_order: Order = "desc"
     format: Annotated[SingleLine, Field(max_length=20, json_schema_extra=_FORMAT)] = "integer"
     min_score: Score | None = None
     max_score: Score | None = None
@@ -230,6 +243,7 @@ class LeaderboardPatch(BaseModel):
     starts_at: dt.datetime | None = None
     ends_at: dt.datetime | None = None
     ties: Ties | None = None
+    subscore_order: Order | None = None
     format: Annotated[SingleLine, Field(max_length=20, json_schema_extra=_FORMAT)] | None = None
     min_score: Score | None = None
     max_score: Score | None = None
@@ -260,6 +274,7 @@ class EntryOut(Schema):
     player_id: str
     display_name: str
     score: int
+    subscore: int | None = Field(default=None, description="Boards with ties `subscore` only.")
     metadata: dict[str, Any] | None
 
 
@@ -288,7 +303,8 @@ class StandingOut(Schema):
     rank: int
     score: int
     total: int
-    percentile: float = Field(description="Share of the board with a strictly worse score, in percent.")
+    percentile: float = Field(description="Share of the board ranked below this entry, in percent.")
+    subscore: int | None = Field(default=None, description="Boards with ties `subscore` only.")
     metadata: dict[str, Any] | None
 
 

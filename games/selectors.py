@@ -2,9 +2,9 @@
 use run_sync. Named past periods are read through archive/selectors.py, which
 serves them from the archive once it is complete and from here until then.
 
-Ranks are competition ranks ("1224"): equal scores share a rank and the next
-rank skips. Among equal scores, players are listed by player_id in byte order
-(a board with ties 'earliest' has no equal sort keys: see games/lua/submit_score.lua).
+Ranks are competition ranks ("1224"): under ties 'shared' equal scores share a rank and
+the next rank skips, and players are listed by player_id in byte order; under ties
+'earliest' and 'subscore' every entry has a rank of its own (core/lua/prelude/entries.lua).
 A board's keys and its game's names live on two hash tags, so a read is a board script
 and then one HMGET of the names.
 """
@@ -17,13 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from core import clock, keys, text
+from core import clock, errors, keys, text
 from core.config import BoardConfig, GameConfig
-from core.errors import ServiceError
 from core.models import is_player_id
 from core.redis import get_redis
 
-from . import periods, scripts
+from . import periods
+from .scripts import board as board_scripts
+from .scripts import game as game_scripts
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Entry:
     display_name: str
     score: int
     metadata: dict[str, Any] | None = None
+    subscore: int | None = None  # on boards with ties 'subscore'
 
 
 @dataclass(frozen=True)
@@ -50,8 +52,9 @@ class Standing:
     rank: int
     score: int
     total: int
-    percentile: float  # share of the board with a strictly worse score, in percent
+    percentile: float  # share of the board ranked below this entry, in percent
     metadata: dict[str, Any] | None = None
+    subscore: int | None = None  # on boards with ties 'subscore'
 
 
 @dataclass(frozen=True)
@@ -69,33 +72,27 @@ class RecentSubmission:
     leaderboard: str
 
 
-def board_not_found(*, game: GameConfig, slug: str) -> ServiceError:
-    return ServiceError(404, "board_not_found", f"{game.name} has no leaderboard {slug[:70]!r}.", field="leaderboard")
-
-
 def board_or_404(*, game: GameConfig, slug: str) -> BoardConfig:
     """The game's board ``slug`` (deactivated ones too: their standings stay readable)."""
     board = game.board_named(slug)
     if board is None:
-        raise board_not_found(game=game, slug=slug)
+        raise errors.board_not_found(game=game, board=slug)
     return board
 
 
 def resolve_period(*, board: BoardConfig, period: str, period_id: str | None = None) -> tuple[periods.Period, bool]:
     """The period asked for, and whether it is the current one. 404 if the board does not keep it."""
     if period not in periods.WINDOWS:
-        raise ServiceError(
-            404, "period_not_found", f"Unknown window {period!r}; use one of {', '.join(periods.WINDOWS)}."
-        )
+        raise errors.period_not_found(f"Unknown window {period!r}; use one of {', '.join(periods.WINDOWS)}.")
     if period not in board.windows:
-        raise ServiceError(404, "period_not_found", f"This leaderboard keeps no {period} window.")
+        raise errors.period_not_found(f"This leaderboard keeps no {period} window.")
     try:
         current = periods.window_current(board, period, clock.now())
         if period_id is None or period_id == current.id:
             return current, True
         return periods.window_parse(board, period, period_id), False
     except periods.InvalidPeriod as error:
-        raise ServiceError(404, "period_not_found", str(error)) from None
+        raise errors.period_not_found(str(error)) from None
 
 
 def _current(board: BoardConfig, period: str) -> periods.Period:
@@ -115,25 +112,24 @@ async def names_of(*, game_slug: str, player_ids: Sequence[str]) -> list[str]:
     return [name or player_id for player_id, name in zip(player_ids, found, strict=True)]
 
 
-async def entries_of(board: BoardConfig, period: periods.Period, raw: Sequence) -> list[Entry]:
-    """Entries from board_window.lua's (id, sort key, rank, metadata) rows, with their names."""
-    rows = [raw[i : i + 4] for i in range(0, len(raw), 4)]
-    names = await names_of(game_slug=board.game_slug, player_ids=[str(row[0]) for row in rows])
+async def entries_of(board: BoardConfig, rows: Sequence[board_scripts.Row]) -> list[Entry]:
+    """Entries from board_window.lua's rows, with their names."""
+    names = await names_of(game_slug=board.game_slug, player_ids=[row.player_id for row in rows])
     return [
         Entry(
-            rank=int(rank),
-            player_id=player_id,
+            rank=row.rank,
+            player_id=row.player_id,
             display_name=name,
-            score=board.score_from_key(key, period.kind),
-            metadata=metadata_of(meta),
+            score=board.score_from_base(row.base),
+            metadata=metadata_of(row.metadata),
+            subscore=board.subscore_of(row.sub),
         )
-        for (player_id, key, rank, meta), name in zip(rows, names, strict=True)
+        for row, name in zip(rows, names, strict=True)
     ]
 
 
-def _board_keys(board: BoardConfig, period: periods.Period) -> list[str]:
-    board_key = keys.board(board.ref, period.kind, period.id)
-    return [board_key, keys.entry_meta(board_key)]
+def board_key(board: BoardConfig, period: periods.Period) -> str:
+    return keys.board(board.ref, period.kind, period.id)
 
 
 # --------------------------------------------------------------------------- any board Redis keeps
@@ -145,40 +141,43 @@ async def board_kept(*, board: BoardConfig, period: periods.Period) -> bool:
 
 
 async def board_page(*, board: BoardConfig, period: periods.Period, offset: int = 0, limit: int = 50) -> Board:
-    raw = await scripts.BOARD_WINDOW(get_redis(), _board_keys(board, period), ["page", offset, limit])
-    entries = await entries_of(board, period, raw[4:])
-    return Board(period=period, total=int(raw[0]), offset=int(raw[1]), entries=entries)
+    read = await board_scripts.board_window(
+        get_redis(), board_key=board_key(board, period), ties=board.ties, view="page", at=offset, size=limit
+    )
+    return Board(period=period, total=read.total, offset=read.offset, entries=await entries_of(board, read.rows))
 
 
 async def board_around(*, board: BoardConfig, period: periods.Period, player_id: str, radius: int = 5) -> Board | None:
     """The player with up to ``radius`` neighbours each side; None if not on the board."""
-    raw = await scripts.BOARD_WINDOW(get_redis(), _board_keys(board, period), ["around", player_id, radius])
-    if not int(raw[2]):
+    read = await board_scripts.board_window(
+        get_redis(), board_key=board_key(board, period), ties=board.ties, view="around", at=player_id, size=radius
+    )
+    if not read.found:
         return None
-    entries = await entries_of(board, period, raw[4:])
-    return Board(period=period, total=int(raw[0]), offset=int(raw[1]), entries=entries)
+    return Board(period=period, total=read.total, offset=read.offset, entries=await entries_of(board, read.rows))
 
 
 async def board_standings(
     *, board: BoardConfig, period: periods.Period, player_ids: Sequence[str]
 ) -> tuple[int, list[Standing]]:
     """The board's size, and the given players' standings on it (those on it), best first."""
-    raw = await scripts.PLAYERS_RANK(get_redis(), _board_keys(board, period), list(player_ids))
-    total = int(raw[0])
-    rows = [raw[i : i + 5] for i in range(1, len(raw), 5) if raw[i + 1] != ""]
-    names = await names_of(game_slug=board.game_slug, player_ids=[row[0] for row in rows])
+    total, rows = await board_scripts.players_rank(
+        get_redis(), board_key=board_key(board, period), ties=board.ties, player_ids=player_ids
+    )
+    names = await names_of(game_slug=board.game_slug, player_ids=[row.player_id for row in rows])
     found = []
-    for (player_id, sort_key, rank, equal, meta), name in zip(rows, names, strict=True):
-        worse = total - (int(rank) - 1) - int(equal)
+    for row, name in zip(rows, names, strict=True):
+        worse = total - (row.rank - 1) - row.equal
         found.append(
             Standing(
-                player_id=player_id,
+                player_id=row.player_id,
                 display_name=name,
-                rank=int(rank),
-                score=board.score_from_key(sort_key, period.kind),
+                rank=row.rank,
+                score=board.score_from_base(row.base),
                 total=total,
                 percentile=round(100 * worse / total, 2),
-                metadata=metadata_of(meta),
+                metadata=metadata_of(row.metadata),
+                subscore=board.subscore_of(row.sub),
             )
         )
     found.sort(key=lambda s: (s.rank, s.player_id.encode()))
@@ -191,7 +190,14 @@ def ranked_board(
     """The friends view of some standings: a board of those found, and the players not on it."""
     present = {s.player_id for s in found}
     entries = [
-        Entry(rank=s.rank, player_id=s.player_id, display_name=s.display_name, score=s.score, metadata=s.metadata)
+        Entry(
+            rank=s.rank,
+            player_id=s.player_id,
+            display_name=s.display_name,
+            score=s.score,
+            metadata=s.metadata,
+            subscore=s.subscore,
+        )
         for s in found
     ]
     return Board(period=period, total=total, offset=0, entries=entries), [p for p in asked if p not in present]
@@ -285,8 +291,5 @@ async def players_named(*, game: GameConfig, query: str, limit: int = 20) -> lis
     exact = typed if is_player_id(typed) else ""
     if not key and not exact:
         return []
-    slug = game.slug
-    raw = await scripts.PLAYERS_NAMED(
-        get_redis(), [keys.name_index(slug), keys.names(slug), keys.hidden(slug)], [key, limit, exact]
-    )
-    return [NamedPlayer(player_id=raw[i], display_name=raw[i + 1]) for i in range(0, len(raw), 2)]
+    found = await game_scripts.players_named(get_redis(), slug=game.slug, prefix=key, limit=limit, exact=exact)
+    return [NamedPlayer(player_id=player_id, display_name=name) for player_id, name in found]

@@ -180,6 +180,7 @@ def run() -> int:
             env["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
             say(f"Embedded Redis on 127.0.0.1:{redis_port} (data in {data_dir})")
         _manage(env, "migrate", "--noinput", "-v", "0")
+        _manage(env, "upgrade_boards")
         _manage(env, "seed_demo")
         env.setdefault("PROMETHEUS_MULTIPROC_DIR", str(_fresh_metrics_dir()))
         children = _children(env, port)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Collection
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 from channels.layers import get_channel_layer
 from pydantic import ConfigDict, with_config
@@ -58,6 +58,8 @@ class EntryPayload(TypedDict):
     score: int
     # The score in the board's format (1:21.999 for time_ms), as pages show it.
     shown: str
+    # Equal scores' order: only on boards with ties 'subscore'.
+    subscore: NotRequired[int]
     metadata: dict[str, Any] | None
     online: bool
 
@@ -79,6 +81,7 @@ class PlayerPeriodPayload(TypedDict):
     period_id: str
     score: int
     shown: str
+    subscore: NotRequired[int]
     rank: int
     total: int
     percentile: float
@@ -207,8 +210,9 @@ def _iso(moment: dt.datetime | None) -> str | None:
 
 
 def _entries(board: Board, fmt: str, online: Collection[str], limit: int | None = None) -> list[EntryPayload]:
-    return [
-        {
+    entries: list[EntryPayload] = []
+    for e in board.entries[:limit]:
+        entry: EntryPayload = {
             "rank": e.rank,
             "player_id": e.player_id,
             "display_name": e.display_name,
@@ -217,8 +221,10 @@ def _entries(board: Board, fmt: str, online: Collection[str], limit: int | None 
             "metadata": e.metadata,
             "online": e.player_id in online,
         }
-        for e in board.entries[:limit]
-    ]
+        if e.subscore is not None:
+            entry["subscore"] = e.subscore
+        entries.append(entry)
+    return entries
 
 
 def standings(leaderboard: BoardConfig, board: Board, version: int, online: Collection[str] = ()) -> StandingsPayload:
@@ -276,18 +282,22 @@ def player(
         "leaderboard": leaderboard.slug,
         "player_id": player_id,
         "display_name": display_name,
-        "periods": {
-            kind: {
-                "period_id": period_id,
-                "score": s.score,
-                "shown": board_rules.format_score(s.score, leaderboard.format),
-                "rank": s.rank,
-                "total": s.total,
-                "percentile": s.percentile,
-            }
-            for kind, (period_id, s) in changes.items()
-        },
+        "periods": {kind: _player_period(leaderboard, period_id, s) for kind, (period_id, s) in changes.items()},
     }
+
+
+def _player_period(leaderboard: BoardConfig, period_id: str, s: Standing) -> PlayerPeriodPayload:
+    shown: PlayerPeriodPayload = {
+        "period_id": period_id,
+        "score": s.score,
+        "shown": board_rules.format_score(s.score, leaderboard.format),
+        "rank": s.rank,
+        "total": s.total,
+        "percentile": s.percentile,
+    }
+    if s.subscore is not None:
+        shown["subscore"] = s.subscore
+    return shown
 
 
 def reset(leaderboard: BoardConfig, period: periods.Period) -> ResetPayload:

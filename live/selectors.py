@@ -9,7 +9,7 @@ from core import clock, keys
 from core.config import BoardConfig, GameConfig
 from core.redis import get_redis
 from games import periods
-from games import scripts as board_scripts
+from games.scripts import board as board_scripts
 from games.selectors import Board, RecentSubmission, entries_of
 
 from . import scripts as live_scripts
@@ -24,14 +24,17 @@ async def board_snapshot(
     broadcaster), so versions follow the order of the snapshots; otherwise the
     current version is read (a new watcher's first view).
     """
-    board_key = keys.board(board.ref, period.kind, period.id)
-    raw = await board_scripts.BOARD_WINDOW(
+    read = await board_scripts.board_window(
         get_redis(),
-        [board_key, keys.entry_meta(board_key), keys.board_version(board_key)],
-        ["page", 0, limit, "next" if next_version else "current"],
+        board_key=keys.board(board.ref, period.kind, period.id),
+        ties=board.ties,
+        view="page",
+        at=0,
+        size=limit,
+        version="next" if next_version else "current",
     )
-    page = Board(period=period, total=int(raw[0]), offset=0, entries=await entries_of(board, period, raw[4:]))
-    return page, int(raw[3])
+    page = Board(period=period, total=read.total, offset=0, entries=await entries_of(board, read.rows))
+    return page, read.version
 
 
 async def recent_snapshot(*, game: GameConfig, limit: int, next_version: bool) -> tuple[list[RecentSubmission], int]:

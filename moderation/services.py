@@ -48,70 +48,51 @@ class Erased:
     other: dict[str, int] = field(default_factory=dict)  # what else went (name, records, codes...)
 
 
-async def _erase_from_game(slug: str, player_id: str, now_ms: int) -> list[int]:
+async def _erase_from_game(slug: str, player_id: str, now_ms: int) -> scripts.GameErased:
     client = get_redis()
     while True:
         codes = cast("list[str]", await client.zrange(keys.link_codes_issued(slug, player_id), 0, -1))
-        key_list = [
-            keys.names(slug),
-            keys.name_index(slug),
-            keys.name_keys(slug),
-            keys.hidden(slug),
-            keys.pending_players(slug),
-            keys.recent(slug),
-            keys.followed(slug),
-            keys.erased(slug),
-            keys.presence_online(slug),
-            keys.presence_last_seen(slug),
-            keys.presence_joined(slug),
-            keys.presence_left(slug),
-            keys.presence_tabs(slug, player_id),
-            keys.link_codes_issued(slug, player_id),
-            *(keys.link_code(slug, code) for code in codes),
-        ]
-        args: list[str | int] = [player_id, now_ms, len(codes), ERASED_MEMORY_MS, PRESENCE_ANNOUNCE_TTL_MS, *codes]
-        reply = await scripts.PLAYER_ERASE(client, key_list, args)
-        if reply[0] == "ok":
-            return [int(n) for n in reply[1:]]
+        erased = await scripts.player_erase(
+            client,
+            slug=slug,
+            player_id=player_id,
+            now_ms=now_ms,
+            codes=codes,
+            memory_ms=ERASED_MEMORY_MS,
+            announce_ttl_ms=PRESENCE_ANNOUNCE_TTL_MS,
+        )
+        if erased is not None:
+            return erased
 
 
-async def _erase_from_board(ref: str, player_id: str, now_ms: int) -> list[int]:
+async def _erase_from_board(ref: str, player_id: str, now_ms: int) -> scripts.BoardErased:
     client = get_redis()
     while True:
         boards = cast("list[str]", await client.zrange(keys.boards_index(ref), 0, -1))
         records = cast("list[str]", await client.zrange(keys.player_idempotency(ref, player_id), 0, -1))
-        key_list = [
-            keys.boards_index(ref),
-            keys.dirty(ref),
-            keys.ledger(ref),
-            keys.board_hidden(ref),
-            keys.player_spam(ref, player_id),
-            keys.player_idempotency(ref, player_id),
-        ]
-        for board in boards:
-            key_list += [board, keys.hidden_stash(board), keys.entry_meta(board)]
-        key_list += records
-        reply = await scripts.PLAYER_ERASE_BOARD(client, key_list, [player_id, now_ms, len(boards), len(records)])
-        if reply[0] == "ok":
-            return [int(n) for n in reply[1:]]
+        erased = await scripts.player_erase_board(
+            client, ref=ref, player_id=player_id, now_ms=now_ms, boards=boards, records=records
+        )
+        if erased is not None:
+            return erased
 
 
 async def _erase_in_redis(slug: str, board_slugs: list[str], player_id: str, now_ms: int) -> list[int]:
     """The game's part first (its erased mark keeps a name restore from bringing the player
     back), then each board's; returns (boards left, name removed, recent rows removed,
     idempotency records removed, link codes removed, was online)."""
-    named, recent, codes, online = await _erase_from_game(slug, player_id, now_ms)
+    game = await _erase_from_game(slug, player_id, now_ms)
     left = records = 0
     for board_slug in board_slugs:
         ref = keys.board_ref(slug, board_slug)
-        board_left, board_records = await _erase_from_board(ref, player_id, now_ms)
-        left += board_left
-        records += board_records
+        board = await _erase_from_board(ref, player_id, now_ms)
+        left += board.boards
+        records += board.records
         await get_redis().zadd(keys.live_changes(), {ref: now_ms}, nx=True)
         await mark(ledger=[ref], now_ms=now_ms)  # its erasure entry, for the drain
-    if online:
+    if game.online:
         await presence_services.presence_changed(slug=slug)
-    return [left, named, recent, records, codes, online]
+    return [left, game.named, game.recent, records, game.codes, int(game.online)]
 
 
 def _dead_letters_of(game: Game, player_id: str) -> int:

@@ -17,9 +17,11 @@ from core.redis import get_redis, run_sync
 from core.worksets import mark_boards
 from games import periods
 from games import services as game_services
+from games.scripts import board as game_board_scripts
 from games.services import PeriodStanding
 
-from .. import scripts
+from .board_scripts import Correction
+from .board_scripts import score_correct as score_correct_script
 from .events import CORRECTION_REASON_MAX_CHARS
 
 
@@ -29,14 +31,19 @@ class Corrected:
     periods: dict[str, PeriodStanding]
 
 
-def _check_correction(board: BoardConfig, player_id: str, value: int, reason: str) -> None:
+def _check_correction(board: BoardConfig, player_id: str, value: int, subscore: int | None, reason: str) -> None:
     if not is_player_id(player_id):
         raise errors.invalid("player_id", PLAYER_ID_MESSAGE)
     if type(value) is not int or abs(value) > MAX_SAFE_SCORE:  # bool and float included
         raise errors.invalid("value", "Must be an integer with |value| <= 2^53-1.")
+    if subscore is not None:
+        if not board.has_subscore:
+            raise errors.invalid("subscore", "This leaderboard has no subscores (its ties are not 'subscore').")
+        if type(subscore) is not int or abs(subscore) > MAX_SAFE_SCORE:
+            raise errors.invalid("subscore", "Must be an integer with |subscore| <= 2^53-1.")
     if board.mode == Leaderboard.Mode.INCREMENT:
         # An amount added to the total: the per-submission bounds do not apply, it may be negative.
-        if value == 0:
+        if value == 0 and not subscore:
             raise errors.invalid("value", "A correction of 0 changes nothing.")
     else:
         if board.min_score is not None and value < board.min_score:
@@ -50,53 +57,62 @@ def _check_correction(board: BoardConfig, player_id: str, value: int, reason: st
 
 
 def score_correct(
-    *, board: Leaderboard | BoardConfig, player_id: str, value: int, reason: str = "", by: Actor = SYSTEM
+    *,
+    board: Leaderboard | BoardConfig,
+    player_id: str,
+    value: int,
+    subscore: int | None = None,
+    reason: str = "",
+    by: Actor = SYSTEM,
 ) -> Corrected:
     """An admin's correction of a player's score on the board's current periods, recorded in its ledger.
 
     Increment boards: ``value`` is added (negative to take away). Best and latest
-    boards: the score becomes ``value``, even if that is worse than the best.
-    Raises ServiceError: 422 bad input, 404 unknown player, 403 hidden player
-    (unhide them first), 422 score_overflow (a total past what the board keeps exact).
+    boards: the score becomes ``value``, even if that is worse than the best. A
+    ``subscore`` (boards with ties 'subscore') is added or set likewise; without one the
+    player's subscore stays. Raises ServiceError: 422 bad input, 404 unknown player, 403
+    hidden player (unhide them first), 422 score_overflow (a total past ±(2^53-1)).
     """
     config = board if isinstance(board, BoardConfig) else BoardConfig.from_model(board, board.game)
-    _check_correction(config, player_id, value, reason)
+    _check_correction(config, player_id, value, subscore, reason)
     # A typo in an admin form must not create a player: the game must know them.
     if not run_sync(lambda: get_redis().hexists(keys.names(config.game_slug), player_id)):
         raise errors.player_not_found(player_id=player_id, field="player_id")
     now = clock.now()
     current = periods.board_current(config, now)
-    ref = config.ref
-    key_list = [*game_services.board_write_keys(ref), *(keys.board(ref, p.kind, p.id) for p in current)]
-    args: list[str | int] = [
-        config.mode,
-        clock.to_ms(now),
-        len(current),
-        settings.ARCHIVE_GRACE_SECS * 1000,
-        player_id,
-        config.sort_base(value),
-        value,
-        reason,
-    ]
-    for p in current:
-        args += game_services.window_args(config, p)
-    raw = run_sync(lambda: scripts.SCORE_CORRECT(get_redis(), key_list, args))
-    if raw[0] == "err":
-        if raw[1] == "hidden":
+    correction = Correction(
+        player_id=player_id,
+        value=config.sort_base(value),
+        sub=None if subscore is None else config.sub_oriented(subscore),
+        score=value,
+        subscore=subscore,
+        reason=reason,
+    )
+    reply = run_sync(
+        lambda: score_correct_script(
+            get_redis(),
+            board=game_services.board_rules(config),
+            now_ms=clock.to_ms(now),
+            grace_ms=settings.ARCHIVE_GRACE_SECS * 1000,
+            periods=game_services.window_periods(current),
+            correction=correction,
+        )
+    )
+    if isinstance(reply, game_board_scripts.Refused):
+        if reply.code is game_board_scripts.Refusal.HIDDEN:
             raise errors.player_hidden(message="This player is hidden: unhide them before correcting.")
-        raise errors.score_overflow(window=raw[2], limit=config.max_abs(raw[2]), field="value")
-    run_sync(lambda: get_redis().zadd(keys.live_changes(), {ref: clock.to_ms(now)}, nx=True))
+        raise errors.score_overflow(window=reply.detail, limit=MAX_SAFE_SCORE, field="value")
+    run_sync(lambda: get_redis().zadd(keys.live_changes(), {config.ref: clock.to_ms(now)}, nx=True))
     # The drain must store its ledger entry, and the close run see the jobs it may have scheduled.
     run_sync(lambda: mark_boards([config], now, periods.board_current))
-    standings = {}
-    for i in range(1, len(raw), 4):
-        kind, period_id, base, rank = raw[i : i + 4]
-        standings[kind] = PeriodStanding(kind, period_id, config.score_from_base(base), int(rank))
+    standings = game_services.standings_of(config, reply)
     detail = {
         "leaderboard": config.slug,
         "value": value,
         "scores": {kind: s.score for kind, s in standings.items()},
     }
+    if subscore is not None:
+        detail["subscore"] = subscore
     # The audit entry and the event together (the correction itself is in the ledger already).
     with transaction.atomic():
         audit_record(
@@ -108,9 +124,10 @@ def score_correct(
                 leaderboard=config.slug,
                 player_id=player_id,
                 value=value,
+                subscore=subscore,
                 reason=reason,
                 windows={
-                    kind: CorrectedStanding(period_id=s.period_id, score=s.score, rank=s.rank)
+                    kind: CorrectedStanding(period_id=s.period_id, score=s.score, rank=s.rank, subscore=s.subscore)
                     for kind, s in standings.items()
                 },
                 corrected_at=clock.iso(now),

@@ -62,6 +62,7 @@ EVENT_FIELDS: tuple[str, ...] = (
     "metadata",
     "at",
     "reason",
+    "subscore",
 )
 _METADATA = EVENT_FIELDS.index("metadata")
 _ATTNAMES = tuple(f"{name}_id" if name in ("game", "leaderboard") else name for name in EVENT_FIELDS)
@@ -96,6 +97,7 @@ def entry_values(game_id: int, board_id: int, event_id: str, fields: dict[str, s
             metadata,
             clock.from_ms(fields["t"]),
             fields.get("r", "")[:CORRECTION_REASON_MAX_CHARS],
+            int(fields["s"]) if fields.get("s") else None,
         )
     except (KeyError, ValueError, OverflowError, TypeError) as error:
         raise MalformedEntry(f"malformed entry: {type(error).__name__}: {error}") from None

@@ -7,23 +7,24 @@ import datetime as dt
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TypeVar, cast
 
 from django.conf import settings
 from django.db.models import Q
 
-from core import board_rules, clock, keys
+from core import board_rules, clock, errors, keys
 from core.config import BoardConfig
-from core.errors import ServiceError
 from core.models import Game, Leaderboard, Player
 from core.redis import get_redis, run_sync
 from games import periods
 from games import services as game_services
 
-from .. import scripts
 from ..models import ArchivedPeriod, ScoreEvent
+from .board_scripts import SwapBoard, Swapped, SwapRefused, board_swap
 from .drain import ensure_group, ledger_drain
 from .events import Erasure, Progress, StreamId, event_row, split_id
+
+T = TypeVar("T")
 
 # Rebuild: events per database fetch and per stream read (memory stays flat).
 REBUILD_READ_CHUNK = 5000
@@ -48,18 +49,31 @@ class RebuildReport:
     kept: list[str] = field(default_factory=list)  # live boards left as they were (no events to rebuild them)
 
 
+@dataclass(frozen=True)
+class Entry:
+    base: int
+    sub: int
+    member: str
+
+
 class _Replay:
     """One leaderboard's period boards, rebuilt in memory from its ledger events in order.
 
-    Memory: one int per (player, board) of the boards kept in Redis, plus one name
-    per player. The events themselves stream through.
+    Memory: one entry (base, subscore, member) per (player, board) of the boards kept in
+    Redis, plus one name per player. The events themselves stream through. Entries are
+    keyed as the entries prelude keys them (core/board_rules.py is its twin), and the
+    board's clock moves once per applied event, as the scripts move it, so a full replay
+    gives every entry the member it had.
     """
 
     def __init__(self, config: BoardConfig, live: set[str], archived: set[tuple[str, str]]) -> None:
         self.config = config
         self.live = live
         self.archived = archived
-        self.boards: dict[str, dict[str, int]] = {}
+        self.boards: dict[str, dict[str, Entry]] = {}
+        # Per board: player -> the member its temporary key holds (to replace it on a rewrite).
+        self.written: dict[str, dict[str, str]] = {}
+        self.clock: str | None = None
         # Per board: player -> the metadata of their entry (JSON text, '' for none).
         self.metadata: dict[str, dict[str, str]] = {}
         self.periods: dict[str, periods.Period] = {}
@@ -111,9 +125,13 @@ class _Replay:
         mode: str,
         at: dt.datetime,
         metadata: dict | None = None,
+        subscore: int | None = None,
     ) -> None:
         """One event, with the submit script's (or the correction script's) semantics."""
         self.events += 1
+        config = self.config
+        if config.ties != board_rules.SHARED:
+            self.clock = board_rules.clock_next(self.clock, clock.to_ms(at))
         if display_name:
             self.names[player_id] = display_name
         else:
@@ -122,7 +140,7 @@ class _Replay:
         # A correction of a best or latest board sets the score.
         rule = Leaderboard.Mode.LATEST if correction and mode != Leaderboard.Mode.INCREMENT else mode
         meta = "" if metadata is None else game_services.metadata_text(metadata)
-        at_ms = clock.to_ms(at)
+        given_sub = config.sub_oriented(subscore) if subscore is not None and config.has_subscore else None
         for window in self.config.windows:
             period = self._period(window, at)
             key = keys.board(self.config.ref, period.kind, period.id)
@@ -132,16 +150,19 @@ class _Replay:
             if board is None:
                 board = self.boards[key] = {}
                 self.periods[key] = period
-            start_ms = 0 if period.starts_at is None else clock.to_ms(period.starts_at)
-            new = board_rules.next_sort_key(
+            old = board.get(player_id)
+            # A correction without a subscore keeps the stored one (adds 0 on increment boards).
+            sub = given_sub if given_sub is not None else (old.sub if old and correction and rule != "increment" else 0)
+            new = board_rules.next_entry(
                 mode=rule,
-                stored=board.get(player_id),
-                value=self.config.sort_base(value),
-                bits=self.config.tie_bits(window),
-                offset_ms=at_ms - start_ms,
+                stored=None if old is None else (old.base, old.sub),
+                value=config.sort_base(value),
+                sub=sub,
             )
             if new is not None:
-                board[player_id] = new
+                base, new_sub = new
+                member = board_rules.member_of(config.ties, player_id, sub=new_sub, clock=self.clock or "")
+                board[player_id] = Entry(base, new_sub, member)
                 self.changed.setdefault(key, set()).add(player_id)
             if not correction and (new is not None or mode != Leaderboard.Mode.BEST):
                 self.metadata.setdefault(key, {})[player_id] = meta
@@ -172,7 +193,14 @@ def _replay_stream(board: Leaderboard, replay: _Replay, cursor: StreamId, report
                 replay.erase(event.player_id)
             elif event is not None:
                 replay.apply(
-                    event.kind, event.player_id, event.value, event.display_name, event.mode, event.at, event.metadata
+                    event.kind,
+                    event.player_id,
+                    event.value,
+                    event.display_name,
+                    event.mode,
+                    event.at,
+                    event.metadata,
+                    event.subscore,
                 )
         if entries:
             ms, seq = split_id(entries[-1][0])
@@ -182,27 +210,46 @@ def _replay_stream(board: Leaderboard, replay: _Replay, cursor: StreamId, report
             return cursor
 
 
-def _chunks(items: Sequence[tuple[str, int]], size: int) -> Iterable[Sequence[tuple[str, int]]]:
+def _chunks(items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
 
 
-async def _write_board(temp: str, members: Sequence[tuple[str, int]], fresh: bool) -> None:
+async def _write_board(
+    temp: str, entries: Sequence[tuple[str, Entry]], stale: Sequence[str], fresh: bool, prefixed: bool
+) -> None:
+    """Write entries (player, entry) to a temporary board and its members HASH, dropping the
+    ``stale`` members they replace."""
     client = get_redis()
+    members = keys.entry_members(temp)
     if fresh:
-        await client.delete(temp)
-    for chunk in _chunks(members, REBUILD_WRITE_CHUNK):
-        await client.zadd(temp, dict(chunk))
+        await client.delete(temp, members)
+    if stale:
+        await client.zrem(temp, *stale)
+    for chunk in _chunks(entries, REBUILD_WRITE_CHUNK):
+        pipe = client.pipeline(transaction=False)
+        pipe.zadd(temp, {entry.member: entry.base for _, entry in chunk})
+        if prefixed:
+            pipe.hset(members, mapping={player: entry.member for player, entry in chunk})
+        await pipe.execute()
     await client.pexpire(temp, REBUILD_TEMP_TTL_MS)
+    if prefixed:
+        await client.pexpire(members, REBUILD_TEMP_TTL_MS)
 
 
 def _write_boards(replay: _Replay, run: str, board_keys: Iterable[str], *, fresh: bool) -> None:
     """Write rebuilt boards to their temporary keys: whole (``fresh``), or the members changed since."""
+    prefixed = replay.config.ties != board_rules.SHARED
     for key in list(board_keys):
         board = replay.boards[key]
+        written = replay.written.setdefault(key, {})
+        if fresh:
+            written.clear()
         players = board if fresh else replay.changed.get(key, ())
-        members = [(player, board[player]) for player in players]
-        run_sync(_write_board, keys.board_rebuild(key, run), members, fresh)
+        entries = [(player, board[player]) for player in players]
+        stale = [written[p] for p, entry in entries if p in written and written[p] != entry.member]
+        run_sync(_write_board, keys.board_rebuild(key, run), entries, stale, fresh, prefixed)
+        written.update((player, entry.member) for player, entry in entries)
         replay.changed.pop(key, None)
 
 
@@ -224,26 +271,33 @@ def _names(game: Game, found: dict[str, str]) -> list[tuple[str, str, bool]]:
 
 
 async def _swap(
-    ref: str, boards: dict[str, periods.Period], run: str, cursor: StreamId, hidden: Sequence[str], now_ms: int
-) -> list:
-    key_list = [
-        keys.board_hidden(ref),
-        keys.boards_index(ref),
-        keys.dirty(ref),
-        keys.close_jobs(ref),
-        keys.close_claims(ref),
-        keys.close_dead(ref),
-        keys.ledger(ref),
-    ]
-    args: list[str | int] = [now_ms, cursor[0], cursor[1], len(hidden), *hidden]
+    ref: str,
+    boards: dict[str, periods.Period],
+    run: str,
+    cursor: StreamId,
+    hidden: Sequence[str],
+    now_ms: int,
+    latest: str | None,
+) -> Swapped | SwapRefused:
     grace_ms = settings.ARCHIVE_GRACE_SECS * 1000
-    for key, period in boards.items():
-        key_list += [key, keys.board_rebuild(key, run), keys.hidden_stash(key)]
-        if period.ends_at_ms is None:
-            args += ["", ""]
-        else:
-            args += [f"{period.kind}:{period.id}", period.ends_at_ms + grace_ms]
-    return await scripts.BOARD_SWAP(get_redis(), key_list, args)
+    swap = [
+        SwapBoard(
+            board_key=key,
+            rebuilt_key=keys.board_rebuild(key, run),
+            job="" if period.ends_at_ms is None else f"{period.kind}:{period.id}",
+            due_ms=None if period.ends_at_ms is None else period.ends_at_ms + grace_ms,
+        )
+        for key, period in boards.items()
+    ]
+    return await board_swap(
+        get_redis(), ref=ref, now_ms=now_ms, cursor=cursor, clock=latest or "", hidden=hidden, boards=swap
+    )
+
+
+def _temps(board_key: str, run: str) -> list[str]:
+    """A board's temporary keys in a run: the ZSET and its members HASH."""
+    temp = keys.board_rebuild(board_key, run)
+    return [temp, keys.entry_members(temp)]
 
 
 async def _drop(temps: Sequence[str]) -> None:
@@ -319,7 +373,7 @@ def _board_rebuild(board: Leaderboard, hidden: list[str], report: RebuildReport,
     )
     advance(0, older.count() + in_stream)
     rows = older.order_by("stream_ms", "stream_seq").values_list(
-        "kind", "player_id", "value", "display_name", "mode", "at", "metadata"
+        "kind", "player_id", "value", "display_name", "mode", "at", "metadata", "subscore"
     )
     for i, row in enumerate(rows.iterator(chunk_size=REBUILD_READ_CHUNK), start=1):
         replay.apply(*row)
@@ -341,7 +395,7 @@ def _swap_in(
     ref = replay.config.ref
     now_ms = clock.now_ms()
     run = uuid.uuid4().hex[:12]
-    temps = [keys.board_rebuild(key, run) for key in replay.boards]
+    temps = [temp for key in replay.boards for temp in _temps(key, run)]
     swapped = False
     try:
         _write_boards(replay, run, replay.boards, fresh=True)
@@ -350,31 +404,26 @@ def _swap_in(
             report.swap_attempts = max(report.swap_attempts, attempt)
             # A board an erasure emptied stays as the erasure left its live twin (empty too).
             filled = {key: period for key, period in replay.periods.items() if replay.boards[key]}
-            reply = run_sync(_swap, ref, filled, run, cursor, hidden, now_ms)
-            if reply[0] == "ok":
+            reply = run_sync(_swap, ref, filled, run, cursor, hidden, now_ms, replay.clock)
+            if isinstance(reply, Swapped):
                 swapped = True
-                report.boards += int(reply[1])
-                report.stashed += int(reply[2])
+                report.boards += reply.boards
+                report.stashed += reply.stashed
                 break
-            if reply[0] == "missing":
-                _write_boards(replay, run, [reply[1]], fresh=True)
+            if reply.missing:
+                _write_boards(replay, run, [reply.missing], fresh=True)
                 continue
             # Scores landed since the replay: replay them too, and write what they changed.
             cursor = _replay_stream(board, replay, cursor, advance)
             written = set(temps)
             new = [key for key in replay.changed if keys.board_rebuild(key, run) not in written]
-            temps += [keys.board_rebuild(key, run) for key in new]
+            temps += [temp for key in new for temp in _temps(key, run)]
             _write_boards(replay, run, new, fresh=True)
             _write_boards(replay, run, replay.rewrite - set(new), fresh=True)
             replay.rewrite.clear()
             _write_boards(replay, run, replay.changed, fresh=False)
         if not swapped:
-            raise ServiceError(
-                503,
-                "rebuild_busy",
-                "Scores kept arriving faster than the rebuild could catch up.",
-                headers={"Retry-After": "60"},
-            )
+            raise errors.rebuild_busy()
     finally:
         if not swapped:
             run_sync(_drop, temps)

@@ -6,12 +6,13 @@
 -- entry, so a repeated archive call never extends the retention.
 --
 -- KEYS[1] board ZSET, KEYS[2] boards index ZSET, KEYS[3] the board's hidden stash ZSET,
--- KEYS[4] the board's version counter STRING, KEYS[5] the board's entry metadata HASH
+-- KEYS[4] the board's version counter STRING, KEYS[5] the board's entry metadata HASH,
+-- KEYS[6] the board's members HASH
 -- ARGV[1] retention, ms; ARGV[2] the expiry as an epoch ms (index score)
 -- Returns 1 if the board existed, 0 if not (its stash, counter and index entry are
 --   handled either way)
 
-for _, key in ipairs({KEYS[1], KEYS[3], KEYS[4], KEYS[5]}) do
+for _, key in ipairs({KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6]}) do
   if redis.call('PTTL', key) == -1 then redis.call('PEXPIRE', key, ARGV[1]) end
 end
 local indexed = redis.call('ZSCORE', KEYS[2], KEYS[1])

@@ -114,6 +114,7 @@ async def _retain(ref: str, board_key: str, now_ms: int) -> None:
             keys.hidden_stash(board_key),
             keys.board_version(board_key),
             keys.entry_meta(board_key),
+            keys.entry_members(board_key),
         ],
         [retention_ms, now_ms + retention_ms],
     )
@@ -246,10 +247,10 @@ def _read_chunk(run: _Run, offset: int, limit: int) -> concurrent.futures.Future
 
 
 _STANDING_COLUMNS = bulk.columns_of(
-    ArchivedStanding, ["archived_period", "rank", "player_id", "display_name", "score", "metadata", "run"]
+    ArchivedStanding, ["archived_period", "rank", "player_id", "display_name", "score", "subscore", "metadata", "run"]
 )
 _STANDING_KEY = bulk.columns_of(ArchivedStanding, ["player_id", "archived_period"])
-_STANDING_UPDATED = bulk.columns_of(ArchivedStanding, ["rank", "display_name", "score", "metadata", "run"])
+_STANDING_UPDATED = bulk.columns_of(ArchivedStanding, ["rank", "display_name", "score", "subscore", "metadata", "run"])
 
 
 def _store_chunk(run: _Run, archived: ArchivedPeriod, entries: list[board_reads.Entry], *, fresh: bool) -> None:
@@ -262,6 +263,7 @@ def _store_chunk(run: _Run, archived: ArchivedPeriod, entries: list[board_reads.
             e.player_id,
             e.display_name[:64],
             e.score,
+            e.subscore,
             None if e.metadata is None else json.dumps(e.metadata),
             run.run,
         )

@@ -18,7 +18,17 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    model_serializer,
+)
 
 # typing_extensions: pydantic validates typing.TypedDict only from Python 3.12 on.
 from typing_extensions import TypedDict
@@ -120,15 +130,28 @@ class PlayerErased(EventData):
     erased_at: Instant
 
 
-class CorrectedStanding(BaseModel):
+class _SubscoreIfAny(BaseModel):
+    """Leaves ``subscore`` out of the payload when it is None: a board without subscores has
+    none to show, and its payloads keep the shape they had before subscores existed."""
+
+    @model_serializer(mode="wrap")
+    def _without_absent_subscore(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        if dumped.get("subscore") is None:
+            dumped.pop("subscore", None)
+        return dumped
+
+
+class CorrectedStanding(_SubscoreIfAny):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     period_id: StrictStr
     score: StrictInt
     rank: StrictInt = Field(ge=1)
+    subscore: StrictInt | None = Field(default=None, description="Only on boards with ties 'subscore'.")
 
 
-class ScoreCorrected(EventData):
+class ScoreCorrected(_SubscoreIfAny, EventData):
     """An admin corrected a player's score on a board's current periods (on an ``increment``
     board ``value`` was added, else the score became ``value``)."""
 
@@ -138,6 +161,9 @@ class ScoreCorrected(EventData):
     leaderboard: Slug
     player_id: PlayerIdText
     value: StrictInt
+    subscore: StrictInt | None = Field(
+        default=None, description="The subscore given with it, if any (ties 'subscore')."
+    )
     reason: StrictStr
     windows: dict[Window, CorrectedStanding] = Field(description="The player's standing after it, per window.")
     corrected_at: Instant

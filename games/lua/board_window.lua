@@ -1,37 +1,43 @@
 -- Read a window of a board with competition ranks ("1224") and each entry's metadata.
--- Ranks: equal sort keys share a rank; the next distinct key gets its position (with
--- ties 'earliest' keys are distinct, and so are ranks). Display names are the game's
--- (another hash tag): the caller reads them next.
+-- Ranks: equal sort bases share a rank under ties 'shared'; the next distinct base gets its
+-- position (with ties 'earliest' or 'subscore' members are distinct, and so are ranks).
+-- Display names are the game's (another hash tag): the caller reads them next.
 --
--- KEYS[1] board ZSET (ascending sort key = best first)
--- KEYS[2] the board's entry metadata HASH (player_id -> JSON)
--- KEYS[3] (optional) the board's version counter STRING, for live standings
--- ARGV[1] 'page' or 'around'
--- page:   ARGV[2] offset, ARGV[3] limit
--- around: ARGV[2] player_id, ARGV[3] radius (entries each side; the window
---         shifts at either end of the board to stay 2*radius+1 long)
--- ARGV[4] with KEYS[3]: 'next' takes the next version (the broadcaster's
---         snapshot, so versions follow snapshot order) or 'current' reads it
--- Returns {total, offset of first entry, found 0|1, version or 0, (player_id, sort key, rank, metadata or '')...}
+-- KEYS[1] board      board ZSET (ascending sort base = best first; members: entries prelude)
+-- KEYS[2] meta       the board's entry metadata HASH (player_id -> JSON)
+-- KEYS[3] members    the board's members HASH (player_id -> member; ties other than 'shared')
+-- KEYS[4] version?   (optional) the board's version counter STRING, for live standings
+-- ARGV[1] ties       'shared' | 'earliest' | 'subscore'
+-- ARGV[2] view       'page' or 'around'
+-- ARGV[3] at         page: the offset; around: the player_id
+-- ARGV[4] size       page: the limit; around: the radius (entries each side; the window
+--   shifts at either end of the board to stay 2*radius+1 long)
+-- ARGV[5] version    with KEYS[4]: 'next' takes the next version (the broadcaster's snapshot,
+--   so versions follow snapshot order) or 'current' reads it; '' without KEYS[4]
+-- Returns {total, offset of first entry, found 0|1, version or 0,
+--   (player_id, sort base, rank, metadata or '', oriented subscore)...}
 --   (found is 1 for 'page'; for 'around' it is 0, with no entries, if the player is absent)
 
 local board = KEYS[1]
+local ties = ARGV[1]
 local total = redis.call('ZCARD', board)
 local version = 0
-if KEYS[3] then
-  if ARGV[4] == 'next' then
-    version = redis.call('INCR', KEYS[3])
+if KEYS[4] then
+  if ARGV[5] == 'next' then
+    version = redis.call('INCR', KEYS[4])
     local ttl = redis.call('PTTL', board)
-    if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
+    if ttl > 0 then redis.call('PEXPIRE', KEYS[4], ttl) end
   else
-    version = tonumber(redis.call('GET', KEYS[3]) or '0')
+    version = tonumber(redis.call('GET', KEYS[4]) or '0')
   end
 end
 local offset, stop
-if ARGV[1] == 'around' then
-  local position = redis.call('ZRANK', board, ARGV[2])
+if ARGV[2] == 'around' then
+  local member = ARGV[3]
+  if ties ~= 'shared' then member = redis.call('HGET', KEYS[3], ARGV[3]) end
+  local position = member and redis.call('ZRANK', board, member)
   if not position then return {total, 0, 0, version} end
-  local radius = tonumber(ARGV[3])
+  local radius = tonumber(ARGV[4])
   offset = position - radius
   stop = position + radius
   if stop > total - 1 then
@@ -43,27 +49,29 @@ if ARGV[1] == 'around' then
     offset = 0
   end
 else
-  offset = tonumber(ARGV[2])
-  stop = offset + tonumber(ARGV[3]) - 1
+  offset = tonumber(ARGV[3])
+  stop = offset + tonumber(ARGV[4]) - 1
 end
 
 local result = {total, offset, 1, version}
 if offset >= total or stop < offset then return result end
 local rows = redis.call('ZRANGE', board, offset, stop, 'WITHSCORES')
 local ids = {}
-for i = 1, #rows, 2 do table.insert(ids, rows[i]) end
+for i = 1, #rows, 2 do table.insert(ids, entry_player(ties, rows[i])) end
 local metadata = redis.call('HMGET', KEYS[2], unpack(ids))
-local rank = redis.call('ZCOUNT', board, '-inf', '(' .. rows[2]) + 1
+local rank = offset + 1
+if ties == 'shared' then rank = entry_rank(board, ties, rows[1], tonumber(rows[2])) end
 local previous = rows[2]
 for i = 1, #rows, 2 do
   local position = offset + (i - 1) / 2
-  if rows[i + 1] ~= previous then
+  if rows[i + 1] ~= previous or ties ~= 'shared' then
     rank = position + 1
     previous = rows[i + 1]
   end
-  table.insert(result, rows[i])
+  table.insert(result, ids[(i + 1) / 2])
   table.insert(result, rows[i + 1])
   table.insert(result, rank)
   table.insert(result, metadata[(i + 1) / 2] or '')
+  table.insert(result, entry_text(entry_sub(ties, rows[i])))
 end
 return result

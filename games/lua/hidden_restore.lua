@@ -2,8 +2,9 @@
 -- database's hidden players are added only if the set does not exist, so a set Redis
 -- still holds (the newest state there is) is never touched.
 --
--- KEYS[1] the game's hidden SET
--- ARGV[1 ..] hidden player ids from the database
+-- KEYS[1] hidden        the game's hidden SET
+-- ARGV[1..] per player: player_id
+--   (hidden player ids from the database)
 -- Returns how many were added (0 when the set existed).
 
 if #ARGV == 0 or redis.call('EXISTS', KEYS[1]) == 1 then return 0 end

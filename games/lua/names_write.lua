@@ -8,13 +8,15 @@
 -- database row lacks the written name is marked for the player sync, as the
 -- submit script marks a new or renamed player.
 --
--- KEYS[1] names HASH (player_id -> display name)
--- KEYS[2] pending-players ZSET (rows the database must create or refresh)
--- KEYS[3] name index ZSET ('<search key>\0<player_id>', scored 0)
--- KEYS[4] name-keys HASH (player_id -> its search key)
--- KEYS[5] erased ZSET (player_id -> when, ms)
--- ARGV[1] 'set' | 'restore' | 'index'; ARGV[2] now, epoch ms
--- ARGV[3 ..] quads: player_id, display name, its search key, 1 to mark the player for the sync (else 0)
+-- KEYS[1] names         names HASH (player_id -> display name)
+-- KEYS[2] pending       pending-players ZSET (rows the database must create or refresh)
+-- KEYS[3] name_index    name index ZSET ('<search key>\0<player_id>', scored 0)
+-- KEYS[4] name_keys     name-keys HASH (player_id -> its search key)
+-- KEYS[5] erased        erased ZSET (player_id -> when, ms)
+-- ARGV[1] mode          'set' | 'restore' | 'index'
+-- ARGV[2] now_ms        now, epoch ms
+-- ARGV[3..] per name: player, name, search_key, mark
+--   (player_id, display name, its search key, 1 to mark the player for the sync, else 0)
 -- Returns the number of names written.
 
 local written = 0

@@ -3,8 +3,10 @@
 -- erased after the read's mark, and not marked since, had their row written after
 -- the erasure deleted it: the caller deletes it again.
 --
--- KEYS[1] pending-players ZSET, KEYS[2] erased ZSET (player_id -> when, ms)
--- ARGV pairs: player_id, the marked-at ms seen by the read
+-- KEYS[1] pending     pending-players ZSET
+-- KEYS[2] erased      erased ZSET (player_id -> when, ms)
+-- ARGV[1..] per player: player, marked
+--   (player_id, the marked-at ms seen by the read)
 -- Returns {number removed, player ids whose rows must go...}
 
 local removed = 0

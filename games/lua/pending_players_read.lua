@@ -1,8 +1,8 @@
 -- Read a batch of players whose database row must be created or refreshed.
 --
--- KEYS[1] pending-players ZSET (player_id -> when marked, ms)
--- KEYS[2] names HASH
--- ARGV[1] batch size
+-- KEYS[1] pending     pending-players ZSET (player_id -> when marked, ms)
+-- KEYS[2] names       names HASH
+-- ARGV[1] batch       batch size
 -- Returns {(player_id, marked-at ms, display name)...}, oldest first
 
 local rows = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1, 'WITHSCORES')

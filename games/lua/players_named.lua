@@ -2,11 +2,12 @@
 -- players left out, with their current display names. A player whose id is the
 -- query exactly comes first.
 --
--- KEYS[1] name index ZSET ('<search key>\0<player_id>', scored 0)
--- KEYS[2] names HASH, KEYS[3] hidden SET
--- ARGV[1] the start of a search key (core.text.search_key of what was typed)
--- ARGV[2] most players to return
--- ARGV[3] a player id to try exactly ('' for none)
+-- KEYS[1] name_index    name index ZSET ('<search key>\0<player_id>', scored 0)
+-- KEYS[2] names         names HASH
+-- KEYS[3] hidden        hidden SET
+-- ARGV[1] prefix        the start of a search key (core.text.search_key of what was typed)
+-- ARGV[2] limit         most players to return
+-- ARGV[3] exact         a player id to try exactly ('' for none)
 -- Returns {player_id, display name, ...}, exact id first, then by search key and id.
 
 local limit = tonumber(ARGV[2])

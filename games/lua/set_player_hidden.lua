@@ -1,22 +1,24 @@
 -- Hide a player from (or restore them to) every live period board of one leaderboard
 -- at once (the caller runs it for each leaderboard of the game, and sets the game's own
--- hidden SET). A hidden player's entries move to a stash beside each board, with the
--- board's expiry (from the index), and come back unchanged when they are unhidden.
+-- hidden SET). A hidden player's entry moves to a stash beside each board, with the
+-- board's expiry (from the index), and comes back unchanged when they are unhidden (its
+-- member, so the moment it reached its score, stays in the board's members HASH).
 --
--- KEYS[1] the leaderboard's hidden SET (its submit script refuses those players)
--- KEYS[2] boards index ZSET (board key -> expiry ms)
--- KEYS[3] dirty ZSET
--- KEYS[4..] pairs: board ZSET, its stash ZSET
--- ARGV[1] player_id
--- ARGV[2] 'hide' | 'unhide'
--- ARGV[3] now, epoch ms
+-- KEYS[1] hidden        the leaderboard's hidden SET (its submit script refuses those players)
+-- KEYS[2] boards_index  boards index ZSET (board key -> expiry ms)
+-- KEYS[3] dirty         dirty ZSET
+-- KEYS[4..] per board: board, stash, members
+--   (a period board ZSET, its stash ZSET and its members HASH)
+-- ARGV[1] player        player_id
+-- ARGV[2] action        'hide' | 'unhide'
+-- ARGV[3] now_ms        now, epoch ms
 -- Returns {'ok', boards changed} or {'retry', ''} when the index lists a live
 -- board the caller did not pass (a period began meanwhile): read it and call again.
 
 local player = ARGV[1]
 local now = tonumber(ARGV[3])
 local passed = {}
-for i = 4, #KEYS, 2 do passed[KEYS[i]] = true end
+for i = 4, #KEYS, 3 do passed[KEYS[i]] = true end
 for _, board in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], now, '+inf')) do
   if not passed[board] then return {'retry', ''} end
 end
@@ -28,13 +30,14 @@ else
 end
 
 local changed = 0
-for i = 4, #KEYS, 2 do
+for i = 4, #KEYS, 3 do
   local from, to = KEYS[i], KEYS[i + 1]
   if ARGV[2] == 'unhide' then from, to = KEYS[i + 1], KEYS[i] end
-  local key = redis.call('ZSCORE', from, player)
+  local member = entry_member_of(KEYS[i + 2], player)
+  local key = redis.call('ZSCORE', from, member)
   if key then
-    redis.call('ZADD', to, key, player)
-    redis.call('ZREM', from, player)
+    redis.call('ZADD', to, key, member)
+    redis.call('ZREM', from, member)
     -- The board may have vanished with its last member: its expiry lives in the index.
     local expiry = redis.call('ZSCORE', KEYS[2], KEYS[i])
     if expiry and expiry ~= 'inf' then

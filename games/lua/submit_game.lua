@@ -4,25 +4,31 @@
 -- presence_update.lua's). Every key is the game's ({game}). Items a board refused are
 -- not passed; replayed items only read their player's name.
 --
--- KEYS[1] names HASH (player_id -> display name)
--- KEYS[2] the game's hidden SET (hidden players never come online)
--- KEYS[3] recent submissions LIST (capped)
--- KEYS[4] pending-players ZSET (rows the database must create or refresh)
--- KEYS[5] presence online ZSET, KEYS[6] presence last-seen ZSET, KEYS[7] presence
---   joined ZSET, KEYS[8] presence left ZSET
--- KEYS[9] name index ZSET ('<search key>\0<player_id>', all scored 0: a prefix search
---   by name is a ZRANGEBYLEX), KEYS[10] name-keys HASH (player_id -> its search key)
--- KEYS[11 ..] per item: its player's presence tabs HASH (a score is recorded there
---   while the player has a page open)
--- ARGV[1] now, epoch ms
--- ARGV[2] recent list cap
--- ARGV[3] presence timeout, ms ('' for an import of past scores, which is no heartbeat)
--- ARGV[4] lifetime of unannounced presence changes, ms
--- ARGV[5 ..] per item, five each: player_id; display name ('' keeps the stored one; a
---   new player gets their id); the search key of the name the player ends up with if it
---   changes; the recent-list entry (JSON text, stored as is); 1 if the item was applied
---   now, 0 if it was a replay
--- Returns the display name of each item's player, in order.
+-- KEYS[1] names            names HASH (player_id -> display name)
+-- KEYS[2] hidden           the game's hidden SET (hidden players never come online)
+-- KEYS[3] recent           recent submissions LIST (capped)
+-- KEYS[4] pending          pending-players ZSET (rows the database must create or refresh)
+-- KEYS[5] online           presence online ZSET
+-- KEYS[6] last_seen        presence last-seen ZSET
+-- KEYS[7] joined           presence joined ZSET
+-- KEYS[8] left             presence left ZSET
+-- KEYS[9] name_index       name index ZSET ('<search key>\0<player_id>', all scored 0: a
+--   prefix search by name is a ZRANGEBYLEX)
+-- KEYS[10] name_keys       name-keys HASH (player_id -> its search key)
+-- KEYS[11..] per item: tabs
+--   (its player's presence tabs HASH: a score is recorded there while the player has a
+--   page open)
+-- ARGV[1] now_ms           now, epoch ms
+-- ARGV[2] recent_cap       recent list cap
+-- ARGV[3] timeout          presence timeout, ms ('' for an import of past scores, which is
+--   no heartbeat)
+-- ARGV[4] announce_ttl     lifetime of unannounced presence changes, ms
+-- ARGV[5..] per item: player, name, search_key, recent, fresh
+--   (player_id; display name ('' keeps the stored one; a new player gets their id); the
+--   search key of the name the player ends up with if it changes; the recent-list entry
+--   (JSON text, stored as is); 1 if the item was applied now, 0 if it was a replay)
+-- Returns the display name of each item's player, in order, then 1 if any player was
+--   marked for the player sync (a new name), else 0.
 
 local now = tonumber(ARGV[1])
 local is_heartbeat = ARGV[3] ~= ''
@@ -51,6 +57,7 @@ end
 
 local names = {}
 local pushed = false
+local marked = 0
 for item = 0, (#ARGV - 4) / 5 - 1 do
   local a = 5 + item * 5
   local player, display = ARGV[a], ARGV[a + 1]
@@ -60,6 +67,7 @@ for item = 0, (#ARGV - 4) / 5 - 1 do
       if display ~= '' then name = display else name = player end
       redis.call('HSET', KEYS[1], player, name)
       redis.call('ZADD', KEYS[4], now, player)
+      marked = 1
       index_name(player, ARGV[a + 2])
     end
     redis.call('LPUSH', KEYS[3], ARGV[a + 3])
@@ -69,4 +77,5 @@ for item = 0, (#ARGV - 4) / 5 - 1 do
   table.insert(names, name or player)
 end
 if pushed then redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[2]) - 1) end
+table.insert(names, marked)
 return names

@@ -5,16 +5,29 @@
 -- beside this (a rebuild's name restore, the player sync) cannot bring them back.
 -- Erasing a player Redis does not know changes nothing but the erased mark.
 --
--- KEYS[1] names HASH, KEYS[2] name index ZSET, KEYS[3] name-keys HASH
--- KEYS[4] hidden SET, KEYS[5] pending-players ZSET, KEYS[6] recent LIST (JSON)
--- KEYS[7] followed ZSET, KEYS[8] erased ZSET (player_id -> when, ms)
--- KEYS[9] presence online ZSET, KEYS[10] last-seen ZSET, KEYS[11] joined ZSET,
--- KEYS[12] left ZSET, KEYS[13] the player's presence tabs HASH
--- KEYS[14] the player's issued link codes ZSET
--- then their link code STRINGs
--- ARGV[1] player_id, ARGV[2] now, epoch ms, ARGV[3] how many link codes passed
--- ARGV[4] how long the erased ZSET remembers, ms; ARGV[5] lifetime of unannounced
---   presence changes, ms; ARGV[6 ..] the link codes, in the order of their STRINGs
+-- KEYS[1] names          names HASH
+-- KEYS[2] name_index     name index ZSET
+-- KEYS[3] name_keys      name-keys HASH
+-- KEYS[4] hidden         hidden SET
+-- KEYS[5] pending        pending-players ZSET
+-- KEYS[6] recent         recent LIST (JSON)
+-- KEYS[7] followed       followed ZSET
+-- KEYS[8] erased         erased ZSET (player_id -> when, ms)
+-- KEYS[9] online         presence online ZSET
+-- KEYS[10] last_seen     presence last-seen ZSET
+-- KEYS[11] joined        presence joined ZSET
+-- KEYS[12] left          presence left ZSET
+-- KEYS[13] tabs          the player's presence tabs HASH
+-- KEYS[14] codes         the player's issued link codes ZSET
+-- KEYS[15..] per code: code_key
+--   (their link code STRINGs)
+-- ARGV[1] player         player_id
+-- ARGV[2] now_ms         now, epoch ms
+-- ARGV[3] codes          how many link codes are passed
+-- ARGV[4] memory         how long the erased ZSET remembers, ms
+-- ARGV[5] announce_ttl   lifetime of unannounced presence changes, ms
+-- ARGV[6..] per code: code
+--   (the link codes, in the order of their STRINGs)
 -- Returns {'ok', name removed 0|1, recent rows removed, link codes removed, was online
 --   0|1}, or {'retry', ''} when the codes ZSET lists a code the caller did not pass.
 

@@ -4,14 +4,21 @@
 -- so that the database copy drops what it stores of them up to this point (the drain and
 -- the rebuild read it in order). player_erase.lua erases what the game holds.
 --
--- KEYS[1] boards index ZSET (board key -> expiry ms), KEYS[2] dirty ZSET
--- KEYS[3] ledger STREAM, KEYS[4] the board's hidden SET
--- KEYS[5] the player's anti-spam ZSET, KEYS[6] their idempotency-records ZSET
--- KEYS[7 .. 6+3B] triples: period board ZSET, its hidden stash ZSET, its metadata HASH
---   (every board of the index)
--- then the player's idempotency record STRINGs
--- ARGV[1] player_id, ARGV[2] now, epoch ms, ARGV[3] B (boards passed), ARGV[4] how many
---   idempotency records passed
+-- KEYS[1] boards_index   boards index ZSET (board key -> expiry ms)
+-- KEYS[2] dirty          dirty ZSET
+-- KEYS[3] ledger         ledger STREAM
+-- KEYS[4] hidden         the board's hidden SET
+-- KEYS[5] spam           the player's anti-spam ZSET
+-- KEYS[6] records        their idempotency-records ZSET
+-- KEYS[7..] per board: board, stash, meta, members
+--   (every board of the index: its period board ZSET, hidden stash ZSET, metadata HASH and
+--   members HASH)
+-- KEYS[7+4B..] per record: record
+--   (the player's idempotency record STRINGs)
+-- ARGV[1] player         player_id
+-- ARGV[2] now_ms         now, epoch ms
+-- ARGV[3] boards         B, the number of boards passed
+-- ARGV[4] records        how many idempotency records are passed
 -- Returns {'ok', boards left, idempotency records removed}, or {'retry', ''} when an
 --   index lists a key the caller did not pass (read them again and call again).
 
@@ -19,7 +26,7 @@ local player = ARGV[1]
 local now = tonumber(ARGV[2])
 local boards = tonumber(ARGV[3])
 local records = tonumber(ARGV[4])
-local first_record = 7 + 3 * boards
+local first_record = 7 + 4 * boards
 
 local function listed_all(index, passed)
   for _, member in ipairs(redis.call('ZRANGE', index, 0, -1)) do
@@ -29,18 +36,20 @@ local function listed_all(index, passed)
 end
 
 local passed_boards, passed_records = {}, {}
-for i = 7, 6 + 3 * boards, 3 do passed_boards[KEYS[i]] = true end
+for i = 7, 6 + 4 * boards, 4 do passed_boards[KEYS[i]] = true end
 for i = first_record, first_record + records - 1 do passed_records[KEYS[i]] = true end
 if not (listed_all(KEYS[1], passed_boards) and listed_all(KEYS[6], passed_records)) then
   return {'retry', ''}
 end
 
--- Boards, stashes and metadata; live boards it left are marked for the broadcaster.
+-- Boards, stashes, metadata and members; live boards it left are marked for the broadcaster.
 local left_boards = 0
-for i = 7, 6 + 3 * boards, 3 do
-  local on_board = redis.call('ZREM', KEYS[i], player)
-  local stashed = redis.call('ZREM', KEYS[i + 1], player)
+for i = 7, 6 + 4 * boards, 4 do
+  local member = entry_member_of(KEYS[i + 3], player)
+  local on_board = redis.call('ZREM', KEYS[i], member)
+  local stashed = redis.call('ZREM', KEYS[i + 1], member)
   redis.call('HDEL', KEYS[i + 2], player)
+  redis.call('HDEL', KEYS[i + 3], player)
   if on_board + stashed > 0 then left_boards = left_boards + 1 end
   local expiry = redis.call('ZSCORE', KEYS[1], KEYS[i])
   if on_board == 1 and expiry and (expiry == 'inf' or tonumber(expiry) >= now) then

@@ -48,7 +48,7 @@ def score(game: Game, player_id: str, period: str = "daily", now: dt.datetime = 
     raw = run_sync(
         lambda: get_redis().zscore(keys.board(keys.board_ref(game.slug, "main"), current.kind, current.id), player_id)
     )
-    return None if raw is None else config.boards[0].score_from_key(str(raw), period)
+    return None if raw is None else config.boards[0].score_from_base(int(raw))
 
 
 def stream(slug: str = "tetris") -> list[tuple[str, dict[str, str]]]:

@@ -34,34 +34,11 @@ def test_it_measures_the_longest_period_of_a_cron_with_the_dst_hour():
     assert (shortest, longest) == (week_ms - 3_600_000, week_ms + 3_600_000)
 
 
-@pytest.mark.parametrize(
-    ("windows", "limit"),
-    [(["daily"], 2**26 - 1), (["weekly"], 2**23 - 1), (["monthly"], 2**21 - 1), (["daily", "monthly"], 2**21 - 1)],
-)
-def test_it_keeps_earliest_ties_exact_within_the_range_of_the_longest_window(windows, limit):
-    found = board_rules.earliest_check(
-        windows, cron="", tz=PARIS, starts_at=None, ends_at=None, min_score=0, max_score=limit
-    )
-    assert found == limit
-    # The sort key of the largest score at the end of the longest period is still an exact double.
-    bits = board_rules.tie_bits(
-        max(board_rules.longest_period_ms(w, cron="", tz=PARIS, starts_at=None, ends_at=None) or 0 for w in windows)
-    )
-    key = limit * 2**bits + 2**bits - 1
-    assert float(key) == key and key < 2**53
-    with pytest.raises(board_rules.RuleError, match=f"within ±{limit:,}"):
-        board_rules.earliest_check(
-            windows, cron="", tz=PARIS, starts_at=None, ends_at=None, min_score=-(limit + 1), max_score=0
-        )
-
-
-def test_it_lets_an_all_time_window_have_earliest_ties_only_within_a_season():
-    with pytest.raises(board_rules.RuleError, match="all-time window never ends"):
-        board_rules.earliest_check(
-            ["all-time"], cron="", tz=PARIS, starts_at=None, ends_at=None, min_score=0, max_score=10
-        )
-    season = dict(starts_at=utc("2026-01-01T00:00"), ends_at=utc("2026-04-01T00:00"))
-    assert board_rules.earliest_check(["all-time"], cron="", tz=PARIS, min_score=0, max_score=10, **season) > 10
+@pytest.mark.parametrize("ties", board_rules.TIES)
+def test_it_lets_every_tie_rule_keep_every_window_at_any_range(ties):
+    """No bounds and no season needed: the entries keep every score exact (core/lua/prelude/entries.lua)."""
+    board_rules.windows_check(list(board_rules.WINDOWS), cron="0 18 * * FRI", tz=PARIS, starts_at=None, ends_at=None)
+    assert board_rules.prefix_chars(ties) == {"shared": 0, "earliest": 16, "subscore": 31}[ties]
 
 
 @pytest.mark.parametrize(

@@ -68,7 +68,8 @@ def test_it_lists_the_windows_and_the_board_settings_vocabularies(schema: dict[s
     settings = schema["components"]["schemas"]["LeaderboardIn"]["properties"]
     assert settings["mode"]["enum"] == ["increment", "best", "latest"]
     assert settings["order"]["enum"] == ["desc", "asc"]
-    assert settings["ties"]["enum"] == ["shared", "earliest"]
+    assert settings["ties"]["enum"] == ["shared", "earliest", "subscore"]
+    assert settings["subscore_order"]["enum"] == ["desc", "asc"]
     assert settings["windows"]["items"]["enum"] == ["daily", "weekly", "monthly", "all-time", "custom"]
     assert settings["format"]["pattern"] == "^(integer|time_ms|decimal:[1-6])$"
 

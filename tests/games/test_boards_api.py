@@ -103,7 +103,8 @@ async def test_it_explains_a_board_it_refuses_and_makes_nothing(aclient, rally):
     cases = (
         ({**TRACK, "cron": "every friday"}, "cron"),
         ({**TRACK, "cron": "*/5 * * * *"}, "cron"),
-        ({**TRACK, "max_score": 10**12}, "ties"),
+        ({**POINTS, "ties": "first"}, "ties"),
+        ({**POINTS, "subscore_order": "up"}, "subscore_order"),
         ({**POINTS, "windows": ["hourly"]}, "windows"),
         ({**POINTS, "format": "decimal:9"}, "format"),
     )

@@ -1,7 +1,9 @@
-"""Model-based test of leaderboards: random boards (every mode and order, both tie rules, a
-custom cron window), several per game, fed in one random sequence of single submissions and
-batches through the real API with a clock that moves a few ms at a time, each compared after
-every operation with tests/games/board_reference.py (scores, ranks, metadata).
+"""Model-based test of leaderboards: random boards (every mode and order, every tie rule and
+subscore order, a custom cron window, the all-time window), several per game, fed in one random
+sequence of single submissions and batches through the real API with a clock that moves a few
+ms at a time (often not at all, so that equal scores land in the same ms, in one batch too),
+with scores and subscores up to ±(2^53-1), each compared after every operation with
+tests/games/board_reference.py (scores, subscores, ranks, metadata, refusals).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from core import apikeys, services
 from core.clock import now as clock_now
 from core.redis import close_redis
 from tests.conftest import auth, clock_at
-from tests.games.board_reference import ReferenceBoard
+from tests.games.board_reference import MAX_EXACT, ReferenceBoard, Refused
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -31,9 +33,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 PLAYERS = ("a", "B", "c:1")
 # Hourly: it fires well away from the pinned clock's 12:00, so no period rolls in an example.
 CRON = "0 * * * *"
-WINDOWS = ("daily", "weekly", "custom")
-# Inside what 'earliest' keeps exact on every window used here (weekly: ±8,388,607).
-BOUND = 100_000
+WINDOWS = ("daily", "weekly", "custom", "all-time")
+# Small scores tie often; the extremes check every integer stays exact, and that a total past
+# them is refused as a whole.
+SCORES = (-2, 0, 1, 2, 5, MAX_EXACT, -MAX_EXACT, MAX_EXACT - 1, 2**52 + 1)
+SUBSCORES = (None, 0, 1, -1, 3, MAX_EXACT, -MAX_EXACT)
 EXAMPLES = 40
 
 
@@ -42,6 +46,7 @@ class BoardSpec:
     mode: str
     order: str
     ties: str
+    subscore_order: str
     windows: tuple[str, ...]
 
 
@@ -50,6 +55,7 @@ class Item:
     board: int
     player_id: str
     score: int
+    subscore: int | None  # sent only to boards with ties 'subscore'
     metadata: dict[str, Any] | None
 
 
@@ -63,7 +69,8 @@ _boards = st.builds(
     BoardSpec,
     mode=st.sampled_from(["increment", "best", "latest"]),
     order=st.sampled_from(["desc", "asc"]),
-    ties=st.sampled_from(["shared", "earliest"]),
+    ties=st.sampled_from(["shared", "earliest", "subscore"]),
+    subscore_order=st.sampled_from(["desc", "asc"]),
     windows=st.lists(st.sampled_from(WINDOWS), min_size=1, max_size=3, unique=True).map(tuple),
 )
 _metadata = st.one_of(st.none(), st.fixed_dictionaries({"car": st.sampled_from(["mx-5", "gt86", "supra"])}))
@@ -74,11 +81,12 @@ def _steps(boards: int) -> st.SearchStrategy[list[Step]]:
         Item,
         board=st.integers(0, boards - 1),
         player_id=st.sampled_from(PLAYERS),
-        score=st.sampled_from([-2, 0, 1, 2, 5]),
+        score=st.sampled_from(SCORES),
+        subscore=st.sampled_from(SUBSCORES),
         metadata=_metadata,
     )
     step = st.builds(
-        Step, items=st.lists(item, min_size=1, max_size=4).map(tuple), wait_ms=st.sampled_from([0, 1, 7, 1000])
+        Step, items=st.lists(item, min_size=1, max_size=4).map(tuple), wait_ms=st.sampled_from([0, 0, 1, 7, 1000])
     )
     return st.lists(step, min_size=1, max_size=16)
 
@@ -97,12 +105,13 @@ def _new_game(specs: list[BoardSpec]) -> tuple[str, str, list[ReferenceBoard]]:
             mode=spec.mode,
             order=spec.order,
             ties=spec.ties,
+            subscore_order=spec.subscore_order,
             windows=list(spec.windows),
             cron=CRON if "custom" in spec.windows else "",
-            min_score=-BOUND,
-            max_score=BOUND,
         )
-        models.append(ReferenceBoard(f"b{i}", spec.mode, spec.order, spec.ties, spec.windows))
+        models.append(
+            ReferenceBoard(f"b{i}", spec.mode, spec.order, spec.ties, spec.windows, subscore_order=spec.subscore_order)
+        )
     _, raw_key = apikeys.api_key_create(game=game, name="model", requests_per_minute=100_000)
     return slug, raw_key, models
 
@@ -114,10 +123,11 @@ async def _run(slug: str, raw_key: str, models: list[ReferenceBoard], steps: lis
     try:
         for index, step in enumerate(steps, start=1):
             now += dt.timedelta(milliseconds=step.wait_ms)
-            now_ms = int(now.timestamp() * 1000)
             bodies = []
             for item in step.items:
                 body: dict[str, Any] = {"player_id": item.player_id, "score": item.score}
+                if item.subscore is not None and models[item.board].ties == "subscore":
+                    body["subscore"] = item.subscore
                 if item.metadata is not None:
                     body["metadata"] = item.metadata
                 bodies.append((item, body))
@@ -140,17 +150,9 @@ async def _run(slug: str, raw_key: str, models: list[ReferenceBoard], steps: lis
                         headers=headers,
                     )
                     results = response.json()["results"]
-            assert response.status_code == 200, f"step {index}: {response.content!r}"
-            for (item, _), result in zip(bodies, results, strict=True):
-                model = models[item.board]
-                model.submit(item.player_id, item.score, item.metadata, now_ms)
-                where = f"step {index}, {item}"
-                assert "error" not in result, f"{where}: {result}"
-                expected = {
-                    w: (model.entries[w][item.player_id].score, model.rank(w, item.player_id)) for w in model.windows
-                }
-                got = {w: (p["score"], p["rank"]) for w, p in result["periods"].items()}
-                assert got == expected, f"{where}: got {got}, expected {expected}"
+            assert response.status_code in (200, 422), f"step {index}: {response.content!r}"
+            for (item, body), result in zip(bodies, results, strict=True):
+                _check_result(models[item.board], item, body, result, f"step {index}, {item}")
             for model in models:
                 for window in model.windows:
                     page = (
@@ -159,6 +161,22 @@ async def _run(slug: str, raw_key: str, models: list[ReferenceBoard], steps: lis
                     assert page["entries"] == model.ranked(window), f"step {index}: {model.slug} {window} differs"
     finally:
         await close_redis()
+
+
+def _check_result(model: ReferenceBoard, item: Item, body: dict[str, Any], result: dict[str, Any], where: str) -> None:
+    """One item's reply against the reference, which it then follows."""
+    try:
+        model.submit(item.player_id, item.score, body.get("subscore"), item.metadata)
+    except Refused:
+        assert result.get("error", {}).get("code") == "score_overflow", f"{where}: {result}"
+        return
+    assert "error" not in result, f"{where}: {result}"
+    expected = {
+        w: (model.entries[w][item.player_id].score, model.subscore_of(w, item.player_id), model.rank(w, item.player_id))
+        for w in model.windows
+    }
+    got = {w: (p["score"], p.get("subscore"), p["rank"]) for w, p in result["periods"].items()}
+    assert got == expected, f"{where}: got {got}, expected {expected}"
 
 
 def test_it_agrees_with_the_reference_on_random_boards(make_game: Callable[..., Any]) -> None:

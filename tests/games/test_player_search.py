@@ -122,7 +122,7 @@ def test_it_indexes_names_stored_before_the_index_existed(make_game, monkeypatch
     submit(game, "p000", "Renamed")  # a rename before the backfill reaches the player wins
     assert found(game, "old") == []
 
-    monkeypatch.setattr(services, "NAMES_WRITE_CHUNK", 10)
+    monkeypatch.setattr(services.players, "NAMES_WRITE_CHUNK", 10)
     runs = 1
     while services.names_index_backfill(budget=100):
         runs += 1

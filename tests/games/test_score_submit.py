@@ -16,8 +16,9 @@ from core.config import GameConfig
 from core.errors import ServiceError
 from core.models import MAX_SAFE_SCORE
 from core.redis import get_redis
+from games import periods, services
 from games import scripts as games_scripts
-from games import services
+from games.services import scores
 from tests import redis_replies
 from tests.conftest import clock_at
 
@@ -99,7 +100,7 @@ async def test_it_keeps_period_keys_until_archived_and_schedules_their_close_job
     due = dict(await redis_replies.scored(keys.close_jobs("tetris.main")))
     expected = {}
     for kind in ("daily", "weekly", "monthly"):
-        period = services.periods.current(kind, "Europe/Paris", now)
+        period = periods.current(kind, "Europe/Paris", now)
         # No expiry: the close job sets one once the archive is complete.
         assert await redis.pttl(keys.board("tetris.main", kind, period.id)) == -1
         assert period.ends_at_ms is not None
@@ -181,13 +182,13 @@ async def test_it_keeps_each_scripts_keys_on_one_cluster_slot(make_game):
     now = clock_now()
     now_ms = int(now.timestamp() * 1000)
     queued = [
-        services._Queued(
+        scores._Queued(
             0, services.Submission("p", 1, leaderboard="main"), board, services.Idempotency("abcd1234", "k", "f")
         ),
-        services._Queued(1, services.Submission("q", 2, leaderboard="main"), board, None),
+        scores._Queued(1, services.Submission("q", 2, leaderboard="main"), board, None),
     ]
-    board_keys, _ = services._board_call(board, queued, now_ms, services.periods.board_current(board, now), 5)
-    game_keys, _ = services._game_call(game, [(q, True) for q in queued], now_ms, True)
+    board_keys, _ = scores._board_call(board, queued, now_ms, periods.board_current(board, now), 5)
+    game_keys, _ = scores._game_call(game, [(q, True) for q in queued], now_ms, True)
     board_slot, game_slot = key_slot(b"{space-race.main}"), key_slot(b"{space-race}")
     assert {key_slot(k.encode()) for k in board_keys} == {board_slot}
     assert {key_slot(k.encode()) for k in game_keys} == {game_slot}
@@ -206,7 +207,7 @@ async def test_it_keeps_each_scripts_keys_on_one_cluster_slot(make_game):
         k
         async for k in get_redis().scan_iter(match="*")
         if k not in (keys.live_changes(), keys.live_presence_changes(), keys.config_epoch(), keys.config_changes())
-        if k not in (keys.work_ledger(), keys.work_close_due())  # the background's work sets
+        if k not in (keys.work_ledger(), keys.work_close_due(), keys.work_players())  # the background's work sets
     ]
     assert {key_slot(k.encode()) for k in stored} == {board_slot, game_slot}
     assert len(stored) >= 8

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime as dt
 import itertools
 from typing import Any
@@ -23,6 +22,7 @@ from live import selectors as live_selectors
 from live import services as live_services
 from presence import selectors as presence_selectors
 from tests.conftest import clock_at
+from tests.live.entries import live_rows
 from tests.live.live_helpers import QUIET_SECS, drain, make_config
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -57,9 +57,7 @@ async def board_rows(game: GameConfig, period: str, limit: int = 100) -> tuple[i
     """The board's rows as live messages carry them: with whether each player is online."""
     board = await selectors.leaderboard_page(board=game.boards[0], period=period, limit=limit)
     online = await presence_selectors.online_among(game=game, player_ids=[e.player_id for e in board.entries])
-    return board.total, [
-        {**dataclasses.asdict(e), "shown": f"{e.score:,}", "online": e.player_id in online} for e in board.entries
-    ]
+    return board.total, live_rows(board, online)
 
 
 def standings_of(messages: list[dict[str, Any]], period: str) -> list[dict[str, Any]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -17,6 +16,7 @@ from live import broadcaster, events
 from live.sockets import base as socket_base
 from live.sockets import game as game_socket
 from presence import selectors as presence_selectors
+from tests.live.entries import live_rows
 from tests.live.live_helpers import QUIET_SECS, drain, make_config
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -45,9 +45,7 @@ async def board_rows(game: GameConfig, period: str, limit: int) -> tuple[int, li
     """The board's rows as live messages carry them: with whether each player is online."""
     board = await selectors.leaderboard_page(board=game.boards[0], period=period, limit=limit)
     online = await presence_selectors.online_among(game=game, player_ids=[e.player_id for e in board.entries])
-    return board.total, [
-        {**dataclasses.asdict(e), "shown": f"{e.score:,}", "online": e.player_id in online} for e in board.entries
-    ]
+    return board.total, live_rows(board, online)
 
 
 async def handled(ws: WebsocketCommunicator) -> None:

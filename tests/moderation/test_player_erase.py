@@ -25,6 +25,7 @@ from core.errors import ServiceError
 from core.models import AuditEntry, DeadLetter, Game, Player
 from core.redis import get_redis, run_sync
 from games import periods, selectors, services
+from games.scripts import game as game_scripts
 from live import services as live_services
 from moderation import services as moderation
 from presence import services as presence_services
@@ -262,11 +263,11 @@ def test_it_erases_a_player_whose_scores_a_running_rebuild_has_read(game, monkey
 def test_it_deletes_the_row_a_player_sync_wrote_back_after_the_erasure(game):
     submit(game, ERASED, 10, MONDAY, NAME)
     # The sync read the pending player, then the erasure ran before it wrote the row.
-    raw = run_sync(services._pending_players_read, "tetris", 100)
+    raw = run_sync(lambda: game_scripts.pending_players_read(get_redis(), slug="tetris", batch=100))
     with clock_at(MONDAY):
         moderation.player_erase(game=game, player_id=ERASED, reason="GDPR")
     Player.objects.create(game=game, player_id=ERASED, display_name=NAME, first_seen_at=MONDAY)
-    erased_again = run_sync(services._pending_players_ack, "tetris", [raw[0], raw[1]])
+    erased_again = run_sync(lambda: game_scripts.pending_players_ack(get_redis(), slug="tetris", players=raw[:1]))
 
     assert erased_again == [ERASED]
 

@@ -49,6 +49,8 @@ async def redis_state(pattern: str = "*") -> dict[str, Any]:
             value = sorted(await client.smembers(key))
         elif kind == "list":
             value = await client.lrange(key, 0, -1)
+        elif kind == "stream":
+            value = await client.xrange(key)
         else:
             value = await client.get(key)
         state[key] = (kind, value)

@@ -442,6 +442,7 @@ export interface components {
          *       "order": "desc",
          *       "slug": "main",
          *       "starts_at": null,
+         *       "subscore_order": "desc",
          *       "ties": "shared",
          *       "timezone": "UTC",
          *       "windows": [
@@ -495,10 +496,16 @@ export interface components {
             ends_at: string | null;
             /**
              * Ties
-             * @description shared (equal scores share a rank) or earliest (the first to reach it ranks first).
+             * @description shared (equal scores share a rank), earliest (the first to reach it ranks first) or subscore (equal scores by subscore, then the first to reach the pair).
              * @enum {string}
              */
-            ties: "shared" | "earliest";
+            ties: "shared" | "earliest" | "subscore";
+            /**
+             * Subscore Order
+             * @description With ties `subscore`: desc (a higher subscore ranks first) or asc (a lower one does).
+             * @enum {string}
+             */
+            subscore_order: "desc" | "asc";
             /**
              * Format
              * @description How to show scores: integer, time_ms or decimal:N (values stay integers).
@@ -638,7 +645,13 @@ export interface components {
              * @default shared
              * @enum {string}
              */
-            ties: "shared" | "earliest";
+            ties: "shared" | "earliest" | "subscore";
+            /**
+             * Subscore Order
+             * @default desc
+             * @enum {string}
+             */
+            subscore_order: "desc" | "asc";
             /**
              * Format
              * @default integer
@@ -681,7 +694,9 @@ export interface components {
             /** Ends At */
             ends_at?: string | null;
             /** Ties */
-            ties?: ("shared" | "earliest") | null;
+            ties?: ("shared" | "earliest" | "subscore") | null;
+            /** Subscore Order */
+            subscore_order?: ("desc" | "asc") | null;
             /** Format */
             format?: string | null;
             /** Min Score */
@@ -704,6 +719,11 @@ export interface components {
             score: number;
             /** Rank */
             rank: number;
+            /**
+             * Subscore
+             * @description Boards with ties `subscore` only.
+             */
+            subscore?: number | null;
         };
         /**
          * ScoreOut
@@ -767,6 +787,12 @@ export interface components {
              * @example 120
              */
             score: number;
+            /**
+             * Subscore
+             * @description Boards with ties `subscore` only: orders equal scores (the board says whether higher or lower ranks first), then who reached the pair first. Omitted: 0. On increment boards, the amount added.
+             * @example 42
+             */
+            subscore?: number | null;
             /** Display Name */
             display_name?: string | null;
             /** Metadata */
@@ -844,6 +870,13 @@ export interface components {
                  * @example 120
                  */
                 score: number;
+                /**
+                 * Subscore
+                 * @description Boards with ties `subscore` only: orders equal scores (the board says whether higher or lower ranks first), then who reached the pair first. Omitted: 0. On increment boards, the amount added.
+                 * @default null
+                 * @example 42
+                 */
+                subscore: number | null;
                 /**
                  * Display Name
                  * @default null
@@ -954,6 +987,7 @@ export interface components {
          *           "order": "desc",
          *           "slug": "main",
          *           "starts_at": null,
+         *           "subscore_order": "desc",
          *           "ties": "shared",
          *           "timezone": "UTC",
          *           "windows": [
@@ -1112,9 +1146,14 @@ export interface components {
             total: number;
             /**
              * Percentile
-             * @description Share of the board with a strictly worse score, in percent.
+             * @description Share of the board ranked below this entry, in percent.
              */
             percentile: number;
+            /**
+             * Subscore
+             * @description Boards with ties `subscore` only.
+             */
+            subscore?: number | null;
             /** Metadata */
             metadata: {
                 [key: string]: unknown;
@@ -1314,6 +1353,11 @@ export interface components {
             display_name: string;
             /** Score */
             score: number;
+            /**
+             * Subscore
+             * @description Boards with ties `subscore` only.
+             */
+            subscore?: number | null;
             /** Metadata */
             metadata: {
                 [key: string]: unknown;

@@ -51,6 +51,12 @@ class Command(BaseCommand):
         parser.add_argument("--starts-at", default=None, help="season start, ISO 8601 with offset")
         parser.add_argument("--ends-at", default=None, help="season end, ISO 8601 with offset")
         parser.add_argument("--ties", choices=Leaderboard.Ties.values, default=Leaderboard.Ties.SHARED)
+        parser.add_argument(
+            "--subscore-order",
+            choices=Leaderboard.Order.values,
+            default=Leaderboard.Order.DESC,
+            help="with --ties subscore: desc (a higher subscore ranks first) or asc",
+        )
         parser.add_argument("--format", default=board_rules.INTEGER, help=board_rules.FORMAT_HELP)
         parser.add_argument("--min-score", type=int, default=None)
         parser.add_argument("--max-score", type=int, default=None)
@@ -76,6 +82,7 @@ class Command(BaseCommand):
                 starts_at=_instant("--starts-at", options["starts_at"]),
                 ends_at=_instant("--ends-at", options["ends_at"]),
                 ties=options["ties"],
+                subscore_order=options["subscore_order"],
                 score_format=options["format"],
                 min_score=options["min_score"],
                 max_score=options["max_score"],

@@ -1,0 +1,459 @@
+"""Typed wrappers of the board scripts (games/lua/): submit_score, board_window, players_rank
+and set_player_hidden. Each builds its script's KEYS and ARGV from named arguments through
+the layouts bound to the script's header (core/lua.py), and parses its reply into a typed
+result; nothing else reads these replies.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+from redis.asyncio import Redis
+
+from core import keys
+from core.lua import Call, ScriptReplyError, load
+
+ENTRIES = ("entries",)
+SUBMIT_SCORE = load(__file__, "submit_score", prelude=ENTRIES)
+BOARD_WINDOW = load(__file__, "board_window", prelude=ENTRIES)
+PLAYERS_RANK = load(__file__, "players_rank", prelude=ENTRIES)
+SET_PLAYER_HIDDEN = load(__file__, "set_player_hidden", prelude=ENTRIES)
+
+
+# --------------------------------------------------------------------------- submit_score
+
+
+class _SubmitKeys(NamedTuple):
+    hidden: str
+    boards_index: str
+    dirty: str
+    close_jobs: str
+    ledger: str
+    tie_clock: str
+
+
+class _SubmitWindowKeys(NamedTuple):
+    board: str
+    meta: str
+    members: str
+
+
+class _SubmitItemKeys(NamedTuple):
+    spam: str
+    idem: str
+    idem_index: str
+
+
+class _SubmitArgs(NamedTuple):
+    mode: str
+    now_ms: int
+    spam_limit: int
+    spam_window: int
+    idem_ttl: int
+    windows: int
+    grace: int
+    ledger_cap: int
+    ties: str
+
+
+class _SubmitWindowArgs(NamedTuple):
+    name: str
+    period_id: str
+    ends_ms: int | str
+
+
+class _SubmitItemArgs(NamedTuple):
+    player: str
+    value: int
+    sub: int
+    spam_member: str
+    fingerprint: str
+    score: int
+    subscore: int | str
+    name: str
+    metadata: str
+
+
+SUBMIT_SCORE.bind(
+    keys=_SubmitKeys,
+    args=_SubmitArgs,
+    key_groups=(_SubmitWindowKeys, _SubmitItemKeys),
+    arg_groups=(_SubmitWindowArgs, _SubmitItemArgs),
+)
+
+
+@dataclass(frozen=True)
+class BoardRules:
+    """What a board script needs to know of its board."""
+
+    ref: str
+    mode: str
+    ties: str
+
+
+@dataclass(frozen=True)
+class WindowPeriod:
+    """One window's current period, as the write scripts take it."""
+
+    kind: str
+    id: str
+    ends_ms: int | None
+
+
+@dataclass(frozen=True)
+class SubmitItem:
+    """One item of a submit_score call. ``value`` and ``sub`` are oriented (negated when
+    higher is better); ``score`` and ``subscore`` are as submitted, for the ledger."""
+
+    player_id: str
+    value: int
+    sub: int
+    spam_member: str
+    score: int
+    subscore: int | None
+    display_name: str
+    metadata: str
+    # (API key prefix, Idempotency-Key, item index or None, fingerprint), or None
+    idempotency: tuple[str, str, int | None, str] | None = None
+
+
+@dataclass(frozen=True)
+class SubmitLimits:
+    now_ms: int
+    spam_limit: int
+    spam_window_ms: int
+    idem_ttl_ms: int
+    grace_ms: int
+    ledger_cap: int
+
+
+def write_keys(ref: str) -> tuple[str, str, str, str, str, str]:
+    """The fixed KEYS of the scripts that write scores (submit_score.lua, score_correct.lua)."""
+    return (
+        keys.board_hidden(ref),
+        keys.boards_index(ref),
+        keys.dirty(ref),
+        keys.close_jobs(ref),
+        keys.ledger(ref),
+        keys.tie_clock(ref),
+    )
+
+
+def window_keys(ref: str, period: WindowPeriod) -> tuple[str, str, str]:
+    """(board, meta, members) of one window's period."""
+    board_key = keys.board(ref, period.kind, period.id)
+    return board_key, keys.entry_meta(board_key), keys.entry_members(board_key)
+
+
+def submit_score_call(
+    *, board: BoardRules, limits: SubmitLimits, periods: Sequence[WindowPeriod], items: Sequence[SubmitItem]
+) -> Call:
+    """KEYS and ARGV of one submit_score.lua call (one board, one chunk of items)."""
+    ref = board.ref
+    placeholder = keys.idempotency(ref, "-", "-")
+    item_keys = []
+    item_args = []
+    for item in items:
+        idem = item.idempotency
+        item_keys.append(
+            _SubmitItemKeys(
+                keys.player_spam(ref, item.player_id),
+                keys.idempotency(ref, idem[0], idem[1], idem[2]) if idem else placeholder,
+                keys.player_idempotency(ref, item.player_id),
+            )
+        )
+        item_args.append(
+            _SubmitItemArgs(
+                item.player_id,
+                item.value,
+                item.sub,
+                item.spam_member,
+                idem[3] if idem else "",
+                item.score,
+                "" if item.subscore is None else item.subscore,
+                item.display_name,
+                item.metadata,
+            )
+        )
+    fixed_args = _SubmitArgs(
+        board.mode,
+        limits.now_ms,
+        limits.spam_limit,
+        limits.spam_window_ms,
+        limits.idem_ttl_ms,
+        len(periods),
+        limits.grace_ms,
+        limits.ledger_cap,
+        board.ties,
+    )
+    return Call(
+        *SUBMIT_SCORE.flatten(
+            _SubmitKeys(*write_keys(ref)),
+            fixed_args,
+            key_groups=([_SubmitWindowKeys(*window_keys(ref, p)) for p in periods], item_keys),
+            arg_groups=(
+                [_SubmitWindowArgs(p.kind, p.id, "" if p.ends_ms is None else p.ends_ms) for p in periods],
+                item_args,
+            ),
+        )
+    )
+
+
+class Refusal(enum.StrEnum):
+    """Why a board script refused an item; anything else in a reply is a bug (ScriptReplyError)."""
+
+    HIDDEN = "hidden"
+    PLAYER_RATE_LIMITED = "player_rate_limited"
+    OVERFLOW = "overflow"
+    IDEMPOTENCY_MISMATCH = "idempotency_mismatch"
+    LEDGER_FULL = "ledger_full"
+
+
+@dataclass(frozen=True)
+class Refused:
+    code: Refusal
+    detail: str  # retry-after ms (player_rate_limited), the window (overflow), else ''
+
+
+@dataclass(frozen=True)
+class WindowStanding:
+    window: str
+    period_id: str
+    base: int  # the sort base (oriented)
+    rank: int
+    sub: int  # the oriented subscore (0 unless ties 'subscore')
+
+
+@dataclass(frozen=True)
+class Applied:
+    replayed: bool
+    windows: tuple[WindowStanding, ...]
+
+
+def _int(raw: Any) -> int:
+    return int(raw) if isinstance(raw, int) else int(str(raw))
+
+
+def refused(raw: Sequence[Any]) -> Refused:
+    """An ``{'err', code, detail}`` reply."""
+    try:
+        return Refused(Refusal(raw[1]), str(raw[2]))
+    except (ValueError, IndexError):
+        raise ScriptReplyError(f"unknown refusal {list(raw)!r}") from None
+
+
+def submit_replies(raw: Sequence[Any]) -> list[Applied | Refused]:
+    """The per-item replies of one submit_score.lua call."""
+    replies: list[Applied | Refused] = []
+    for reply in raw:
+        if reply[0] == "err":
+            replies.append(refused(reply))
+        elif reply[0] == "ok" and (len(reply) - 2) % 5 == 0:
+            windows = tuple(
+                WindowStanding(
+                    str(reply[i]), str(reply[i + 1]), _int(reply[i + 2]), _int(reply[i + 3]), _int(reply[i + 4])
+                )
+                for i in range(2, len(reply), 5)
+            )
+            replies.append(Applied(bool(_int(reply[1])), windows))
+        else:
+            raise ScriptReplyError(f"submit_score replied {list(reply)!r}")
+    return replies
+
+
+# --------------------------------------------------------------------------- board_window
+
+
+class _WindowKeys(NamedTuple):
+    board: str
+    meta: str
+    members: str
+    version: str | None = None
+
+
+class _WindowArgs(NamedTuple):
+    ties: str
+    view: str
+    at: int | str
+    size: int
+    version: str
+
+
+BOARD_WINDOW.bind(keys=_WindowKeys, args=_WindowArgs)
+
+
+@dataclass(frozen=True)
+class Row:
+    player_id: str
+    base: int
+    rank: int
+    metadata: str  # JSON text, '' for none
+    sub: int
+
+
+@dataclass(frozen=True)
+class WindowRead:
+    total: int
+    offset: int
+    found: bool
+    version: int
+    rows: tuple[Row, ...]
+
+
+async def board_window(
+    client: Redis,
+    *,
+    board_key: str,
+    ties: str,
+    view: Literal["page", "around"],
+    at: int | str,
+    size: int,
+    version: Literal["next", "current"] | None = None,
+) -> WindowRead:
+    """A page (``at`` = offset, ``size`` = limit) or the window around a player (``at`` =
+    player_id, ``size`` = radius) of one period board, with ranks and metadata; with
+    ``version``, the board's live version counter too ('next' takes a new one)."""
+    call = BOARD_WINDOW.flatten(
+        _WindowKeys(
+            board_key,
+            keys.entry_meta(board_key),
+            keys.entry_members(board_key),
+            keys.board_version(board_key) if version else None,
+        ),
+        _WindowArgs(ties, view, at, size, version or ""),
+    )
+    raw = await BOARD_WINDOW(client, *call)
+    if len(raw) < 4 or (len(raw) - 4) % 5:
+        raise ScriptReplyError(f"board_window replied {len(raw)} values")
+    rows = tuple(
+        Row(str(raw[i]), _int(raw[i + 1]), _int(raw[i + 2]), str(raw[i + 3]), _int(raw[i + 4]))
+        for i in range(4, len(raw), 5)
+    )
+    return WindowRead(_int(raw[0]), _int(raw[1]), bool(_int(raw[2])), _int(raw[3]), rows)
+
+
+# --------------------------------------------------------------------------- players_rank
+
+
+class _RankKeys(NamedTuple):
+    board: str
+    meta: str
+    members: str
+
+
+class _RankArgs(NamedTuple):
+    ties: str
+
+
+class _RankPlayer(NamedTuple):
+    player_id: str
+
+
+PLAYERS_RANK.bind(keys=_RankKeys, args=_RankArgs, arg_groups=(_RankPlayer,))
+
+
+@dataclass(frozen=True)
+class Ranked:
+    player_id: str
+    base: int
+    rank: int
+    equal: int  # entries sharing this rank (1 unless ties 'shared')
+    metadata: str
+    sub: int
+
+
+async def players_rank(
+    client: Redis, *, board_key: str, ties: str, player_ids: Sequence[str]
+) -> tuple[int, list[Ranked]]:
+    """The board's size, and the standings of those of ``player_ids`` who are on it, in the
+    order asked."""
+    call = PLAYERS_RANK.flatten(
+        _RankKeys(board_key, keys.entry_meta(board_key), keys.entry_members(board_key)),
+        _RankArgs(ties),
+        arg_groups=([_RankPlayer(p) for p in player_ids],),
+    )
+    raw = await PLAYERS_RANK(client, *call)
+    if (len(raw) - 1) % 6:
+        raise ScriptReplyError(f"players_rank replied {len(raw)} values")
+    found = [
+        Ranked(str(raw[i]), _int(raw[i + 1]), _int(raw[i + 2]), _int(raw[i + 3]), str(raw[i + 4]), _int(raw[i + 5]))
+        for i in range(1, len(raw), 6)
+        if raw[i + 1] != ""
+    ]
+    return _int(raw[0]), found
+
+
+# --------------------------------------------------------------------------- set_player_hidden
+
+
+class _HiddenKeys(NamedTuple):
+    hidden: str
+    boards_index: str
+    dirty: str
+
+
+class _HiddenBoardKeys(NamedTuple):
+    board: str
+    stash: str
+    members: str
+
+
+class _HiddenArgs(NamedTuple):
+    player: str
+    action: str
+    now_ms: int
+
+
+SET_PLAYER_HIDDEN.bind(keys=_HiddenKeys, args=_HiddenArgs, key_groups=(_HiddenBoardKeys,))
+
+
+async def set_player_hidden(
+    client: Redis, *, ref: str, board_keys: Sequence[str], player_id: str, hide: bool, now_ms: int
+) -> int | None:
+    """Move the player's entries of ``board_keys`` (every live board of the index) to their
+    stashes (or back); how many boards changed, or None when the index lists a board not
+    passed (a period began meanwhile: read the index and call again)."""
+    call = SET_PLAYER_HIDDEN.flatten(
+        _HiddenKeys(keys.board_hidden(ref), keys.boards_index(ref), keys.dirty(ref)),
+        _HiddenArgs(player_id, "hide" if hide else "unhide", now_ms),
+        key_groups=([_HiddenBoardKeys(b, keys.hidden_stash(b), keys.entry_members(b)) for b in board_keys],),
+    )
+    status, changed = await SET_PLAYER_HIDDEN(client, *call)
+    if status == "retry":
+        return None
+    if status != "ok":
+        raise ScriptReplyError(f"set_player_hidden replied {status!r}")
+    return _int(changed)
+
+
+# --------------------------------------------------------------------------- board_upgrade
+
+
+BOARD_UPGRADE = load(__file__, "board_upgrade", prelude=ENTRIES)
+
+
+class _UpgradeKeys(NamedTuple):
+    board: str
+    stash: str
+    members: str
+    tie_clock: str
+
+
+class _UpgradeArgs(NamedTuple):
+    bits: int
+    start_ms: int
+
+
+BOARD_UPGRADE.bind(keys=_UpgradeKeys, args=_UpgradeArgs)
+
+
+async def board_upgrade(client: Redis, *, ref: str, board_key: str, bits: int, start_ms: int) -> int:
+    """Convert one 'earliest' period board from the retired key format; how many entries."""
+    call = BOARD_UPGRADE.flatten(
+        _UpgradeKeys(board_key, keys.hidden_stash(board_key), keys.entry_members(board_key), keys.tie_clock(ref)),
+        _UpgradeArgs(bits, start_ms),
+    )
+    return int(await BOARD_UPGRADE(client, *call))
