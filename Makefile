@@ -77,5 +77,11 @@ bench-board-churn: $(STAMP)
 bench-cluster: $(STAMP)
 	$(PY) bench/cluster.py
 
+# 3,000 websockets opening at once on one websocket worker, beside its floor, the API beside
+# a storm and the Redis pool per size (bench/storm.py, docs/benchmarks.md).
+.PHONY: bench-storm
+bench-storm: $(STAMP)
+	$(PY) bench/storm.py
+
 clean:
 	rm -rf $(VENV) var staticfiles

@@ -16,7 +16,17 @@ from ninja import Query, Router, Schema
 from pydantic import Field
 
 from core import errors
-from core.api import ACTION_ERRORS, READ_ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id, game_or_404
+from core.api import (
+    ACTION_ERRORS,
+    READ_ERRORS,
+    Authorized,
+    BearerKey,
+    Ok,
+    authorized,
+    checked_player_id,
+    game_or_404,
+    rendered,
+)
 from core.audit import Actor
 from core.models import Leaderboard
 from core.schemas import with_example
@@ -119,40 +129,36 @@ async def archived_periods(
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/players",
-    exclude_unset=True,
     response={200: FriendsOut, **READ_ERRORS},
     summary="Friends view",
 )
 async def friends(request: HttpRequest, game: str, board: str, period: str, ids: str = Ids) -> Any:
     """The given players ranked within the whole current period of a window."""
-    return await _friends(game, board, period, None, ids)
+    return rendered(request, await _friends(game, board, period, None, ids))
 
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/players/{player_id}",
-    exclude_unset=True,
     response={200: StandingOut, **READ_ERRORS},
     summary="A player's standing",
 )
 async def standing(request: HttpRequest, game: str, board: str, period: str, player_id: str) -> Any:
-    return await _standing(game, board, period, None, player_id)
+    return rendered(request, await _standing(game, board, period, None, player_id))
 
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/players/{player_id}/around",
-    exclude_unset=True,
     response={200: BoardOut, **READ_ERRORS},
     summary="Players around a player",
 )
 async def around(request: HttpRequest, game: str, board: str, period: str, player_id: str, radius: int = Radius) -> Any:
     """The player with up to `radius` entries each side; the window shifts at the top and
     bottom of the board so that it stays full where the board allows."""
-    return await _around(game, board, period, None, player_id, radius)
+    return rendered(request, await _around(game, board, period, None, player_id, radius))
 
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}",
-    exclude_unset=True,
     response={200: BoardOut, **READ_ERRORS},
     summary="Current standings",
 )
@@ -161,7 +167,7 @@ async def leaderboard(
 ) -> Any:
     """`period` is one of the board's windows: daily, weekly, monthly, all-time or custom;
     past the end, `entries` is empty."""
-    return await _page(game, board, period, None, offset, limit)
+    return rendered(request, await _page(game, board, period, None, offset, limit))
 
 
 async def _friends(game: str, board: str, period: str, period_id: str | None, ids: str) -> dict[str, Any]:
@@ -201,43 +207,39 @@ async def _page(game: str, board: str, period: str, period_id: str | None, offse
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/{period_id}/players",
-    exclude_unset=True,
     response={200: FriendsOut, **READ_ERRORS},
     summary="Friends view of a named period",
 )
 async def friends_named(
     request: HttpRequest, game: str, board: str, period: str, period_id: str, ids: str = Ids
 ) -> Any:
-    return await _friends(game, board, period, period_id, ids)
+    return rendered(request, await _friends(game, board, period, period_id, ids))
 
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/{period_id}/players/{player_id}",
-    exclude_unset=True,
     response={200: StandingOut, **READ_ERRORS},
     summary="A player's standing in a named period",
 )
 async def standing_named(
     request: HttpRequest, game: str, board: str, period: str, period_id: str, player_id: str
 ) -> Any:
-    return await _standing(game, board, period, period_id, player_id)
+    return rendered(request, await _standing(game, board, period, period_id, player_id))
 
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/{period_id}/players/{player_id}/around",
-    exclude_unset=True,
     response={200: BoardOut, **READ_ERRORS},
     summary="Players around a player in a named period",
 )
 async def around_named(
     request: HttpRequest, game: str, board: str, period: str, period_id: str, player_id: str, radius: int = Radius
 ) -> Any:
-    return await _around(game, board, period, period_id, player_id, radius)
+    return rendered(request, await _around(game, board, period, period_id, player_id, radius))
 
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/{period_id}",
-    exclude_unset=True,
     response={200: BoardOut, **READ_ERRORS},
     summary="Standings of a named period",
 )
@@ -246,7 +248,7 @@ async def leaderboard_named(
 ) -> Any:
     """A period by id (e.g. `2026-11-22`, `2026-W47`, `2026-11`, `2026-11-20T17:00Z`): from Redis
     while it is open or not yet archived, then from the archive in the database, with the same shapes."""
-    return await _page(game, board, period, period_id, offset, limit)
+    return rendered(request, await _page(game, board, period, period_id, offset, limit))
 
 
 # Declared on games/api.py's board router: one path's methods live on one router, and taking a

@@ -112,6 +112,16 @@ SOCKET_MESSAGES = Counter(
     "leaderboard_socket_messages_total",
     "Frames sent to websockets (snapshots, standings, presence, followed players, errors).",
 )
+SOCKET_ADMISSION_WAIT_SECONDS = Histogram(
+    "leaderboard_socket_admission_wait_seconds",
+    "Time an opening websocket waited in its process's admission queue for its turn to open.",
+    buckets=(0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 40.0),
+)
+SOCKET_ADMISSIONS_SHED = Counter(
+    "leaderboard_socket_admissions_shed_total",
+    "Websockets closed with 1013 because WS_ADMISSION_QUEUE_SOCKETS others already waited to open "
+    "(load shedding: the process is saturated, Redis is not down).",
+)
 
 LEDGER_DRAINED = Counter(
     "leaderboard_ledger_drained_total",
@@ -138,6 +148,15 @@ EVENT_DELIVERIES = Counter(
     ["result"],
 )
 
+REDIS_POOL_WAITS = Counter(
+    "leaderboard_redis_pool_waits_total",
+    "Redis commands that found every connection of their process's pool (REDIS_POOL_SIZE) in use and waited.",
+)
+REDIS_POOL_EXHAUSTED = Counter(
+    "leaderboard_redis_pool_exhausted_total",
+    "Waits for a pooled Redis connection that ran out (REDIS_TIMEOUT_SECS): answered 503, skipped or retried "
+    "like an outage, but the process was saturated, not Redis down (not in leaderboard_backend_errors_total).",
+)
 BACKEND_ERRORS = Counter(
     "leaderboard_backend_errors_total",
     "Redis or database failures met while serving (each answered 503, skipped or retried).",

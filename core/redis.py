@@ -9,21 +9,35 @@ How a client meets trouble (each answers 503 + Retry-After upstream, never 500):
 
 - Redis down or hung: a command gives up after REDIS_TIMEOUT_SECS (about a
   second), and so does a request waiting for a free pooled connection.
+- The pool busy is not Redis down: a wait for a pooled connection is counted
+  (leaderboard_redis_pool_waits_total), and one that runs out raises
+  :class:`PoolExhaustedError` (a redis-py MaxConnectionsError, as a Redis Cluster
+  client raises at its cap), which the report path counts as pool saturation
+  (leaderboard_redis_pool_exhausted_total), not as an outage of Redis.
 - A command whose reply was lost is never sent again: it may have been applied
   (an EVALSHA of submit_score twice would add a score twice). redis-py's own
   default retries every command; here nothing is retried.
 - A pooled connection left stale by a Redis restart is found before it is used:
   one idle for REDIS_HEALTH_CHECK_SECS is PINGed first, and if the PING finds it
   closed it is replaced there and then. Nothing was sent yet, so that is safe.
+
+Work that comes in crowds (the live sockets: thousands open, subscribe and beat at
+once) runs inside :func:`coalescing`: there ``get_redis()`` returns a client whose
+commands wait for the event loop's current turn to end and go to Redis in one
+pipeline with every other command issued meanwhile, at most
+COALESCED_PIPELINES_MAX pipelines at once. A storm then costs a few round trips,
+not one per socket and command, and holds a few pooled connections, not all.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import contextvars
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
 import redis.asyncio as aioredis
@@ -32,10 +46,11 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import BlockingConnectionPool, Connection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import ClusterDownError, SlotNotCoveredError
+from redis.exceptions import ClusterDownError, MaxConnectionsError, SlotNotCoveredError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.maint_notifications import MaintNotificationsConfig
 
+from . import metrics
 from .lua import KeyOrArg, Script, ensure_loaded
 
 T = TypeVar("T")
@@ -47,7 +62,16 @@ REDIS_HEALTH_CHECK_SECS = 1.0
 # and past that the request answers 503 + Retry-After.
 CLUSTER_REFUSED_RETRIES = 3
 
+# Coalesced pipelines in flight at once per process: the connections crowd work holds at
+# most (and never more than half the pool). Four keep Redis busy (each waits a round trip,
+# then Redis runs the next) while leaving the rest of REDIS_POOL_SIZE to requests.
+COALESCED_PIPELINES_MAX = 4
+# Commands in one coalesced pipeline at most: Redis runs a pipeline's commands one after
+# another, so a bound keeps any one stretch short (a few ms of scripts) for other clients.
+COALESCED_COMMANDS_MAX = 256
+
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = weakref.WeakKeyDictionary()
+_coalescing = contextvars.ContextVar("redis_coalescing", default=False)
 _bridge_loop: asyncio.AbstractEventLoop | None = None
 _bridge_lock = threading.Lock()
 
@@ -63,6 +87,34 @@ class CheckedConnection(Connection):
             # connection may carry it. If Redis is really down, connecting fails here.
             await self.disconnect()
             await self.connect()
+
+
+class PoolExhaustedError(MaxConnectionsError):
+    """No pooled connection came free within REDIS_TIMEOUT_SECS: this process has more Redis
+    work in flight than REDIS_POOL_SIZE serves. Redis itself may be fine."""
+
+
+# What redis-py's BlockingConnectionPool raises when its wait runs out (its own words).
+_POOL_WAIT_RAN_OUT = "No connection available."
+
+
+class ProductPool(BlockingConnectionPool):
+    """The blocking pool, telling a wait for a busy pool apart from Redis being down."""
+
+    async def get_connection(self, *args: Any, **kwargs: Any) -> Connection:
+        if not self.can_get_connection():
+            metrics.REDIS_POOL_WAITS.inc()
+        try:
+            return cast("Connection", await super().get_connection(*args, **kwargs))
+        except RedisConnectionError as error:
+            # A connect that failed raises the same type: only the pool's own timeout is saturation.
+            if isinstance(error.__cause__, asyncio.TimeoutError) and str(error) == _POOL_WAIT_RAN_OUT:
+                metrics.REDIS_POOL_EXHAUSTED.inc()
+                raise PoolExhaustedError(
+                    f"every one of the {self.max_connections} pooled connections stayed busy for "
+                    f"{self.timeout:g} s (REDIS_POOL_SIZE; Redis itself answers)"
+                ) from error
+            raise
 
 
 class ProductCluster(RedisCluster):
@@ -97,7 +149,7 @@ def new_client(url: str | None = None, *, standalone: bool = False) -> aioredis.
     if settings.REDIS_CLUSTER and not standalone:
         # It answers the same commands (scans and multi-key commands go node by node).
         return cast("aioredis.Redis", _new_cluster_client(url or settings.REDIS_URL))
-    pool = BlockingConnectionPool.from_url(
+    pool = ProductPool.from_url(
         url or settings.REDIS_URL,
         connection_class=CheckedConnection,
         decode_responses=True,
@@ -115,13 +167,101 @@ def new_client(url: str | None = None, *, standalone: bool = False) -> aioredis.
     return aioredis.Redis(connection_pool=pool)
 
 
+class CoalescingRedis(aioredis.Redis):
+    """A client on another client's pool whose commands go to Redis in shared pipelines.
+
+    A command waits for the current turn of the event loop to end; then every command
+    queued meanwhile (up to COALESCED_COMMANDS_MAX) goes down one pooled connection as one
+    non-transactional pipeline, and each caller gets its own reply, or its own error (a
+    script's NOSCRIPT too, which the Lua loader handles as usual). What fails the whole
+    pipeline (Redis unreachable, a timeout, the pool busy) fails each of its commands, and
+    none is sent again, as with a plain client. Explicit pipelines and transactions go
+    straight to the pool, as from a plain client.
+    """
+
+    def __init__(self, pool: BlockingConnectionPool) -> None:
+        super().__init__(connection_pool=pool)
+        self._in_flight_max = max(1, min(COALESCED_PIPELINES_MAX, pool.max_connections // 2))
+        self._queued: list[tuple[tuple[Any, ...], dict[str, Any], asyncio.Future[Any]]] = []
+        self._flush_due = False
+        self._in_flight: set[asyncio.Task[None]] = set()
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        reply: asyncio.Future[Any] = loop.create_future()
+        self._queued.append((args, options, reply))
+        if not self._flush_due:
+            self._flush_due = True
+            loop.call_soon(self._flush)
+        return await reply
+
+    def _flush(self) -> None:
+        self._flush_due = False
+        while self._queued and len(self._in_flight) < self._in_flight_max:
+            batch = self._queued[:COALESCED_COMMANDS_MAX]
+            del self._queued[:COALESCED_COMMANDS_MAX]
+            task = asyncio.get_running_loop().create_task(self._send(batch))
+            self._in_flight.add(task)
+            task.add_done_callback(self._sent)
+
+    def _sent(self, task: asyncio.Task[None]) -> None:
+        self._in_flight.discard(task)
+        if self._queued and not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    async def _send(self, batch: list[tuple[tuple[Any, ...], dict[str, Any], asyncio.Future[Any]]]) -> None:
+        pipe = self.pipeline(transaction=False)
+        for args, options, _ in batch:
+            pipe.execute_command(*args, **options)
+        try:
+            replies = await pipe.execute(raise_on_error=False)
+        except Exception as error:  # the whole pipeline failed: so did each of its commands
+            for *_, reply in batch:
+                if not reply.done():
+                    reply.set_exception(error)
+            return
+        except BaseException:  # cancelled (the loop is closing): so are its callers
+            for *_, reply in batch:
+                reply.cancel()
+            raise
+        for (*_, reply), value in zip(batch, replies, strict=True):
+            if reply.done():
+                continue  # its caller gave up (cancelled)
+            if isinstance(value, BaseException):
+                reply.set_exception(value)
+            else:
+                reply.set_result(value)
+
+
+@contextlib.contextmanager
+def coalescing() -> Iterator[None]:
+    """Within this context (and the tasks it starts), ``get_redis()`` returns the loop's
+    coalescing client: for work that comes in crowds (the live sockets). A no-op on a
+    Redis Cluster, whose commands go to different nodes."""
+    token = _coalescing.set(True)
+    try:
+        yield
+    finally:
+        _coalescing.reset(token)
+
+
+_coalescing_clients: weakref.WeakKeyDictionary[aioredis.Redis, CoalescingRedis] = weakref.WeakKeyDictionary()
+
+
 def get_redis() -> aioredis.Redis:
-    """The client of the running event loop (created on first use)."""
+    """The client of the running event loop (created on first use); inside :func:`coalescing`,
+    its coalescing twin on the same pool."""
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None:
         client = new_client()
         _clients[loop] = client
+    if _coalescing.get() and not settings.REDIS_CLUSTER:
+        twin = _coalescing_clients.get(client)
+        if twin is None:
+            twin = _coalescing_clients[client] = CoalescingRedis(cast("BlockingConnectionPool", client.connection_pool))
+        return twin
     return client
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest
 from ninja import Query, Router
+from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
 from core import clock, config, errors, text
@@ -104,6 +105,26 @@ def _fingerprint(body: Any) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+# A whole batch validated in one call (pydantic's core loops over the items), when it is valid.
+_BATCH_ITEMS = TypeAdapter(list[BatchItemIn])
+
+
+def _items(raws: list[Any], *, with_fingerprint: bool) -> tuple[list[services.Submission | ServiceError], list[str]]:
+    """Each batch item as a submission (or the error that refuses it alone), and its
+    idempotency fingerprint if one is needed. All at once while the batch is valid, else one
+    by one, so that each bad item gets its own error."""
+    try:
+        parsed = _BATCH_ITEMS.validate_python(raws)
+    except PydanticValidationError:
+        checked = [_item(raw, i, with_fingerprint=with_fingerprint) for i, raw in enumerate(raws)]
+        return [item for item, _ in checked], [fingerprint for _, fingerprint in checked]
+    items: list[services.Submission | ServiceError] = [
+        services.Submission(i.player_id, i.score, i.display_name, i.metadata, i.leaderboard, i.subscore) for i in parsed
+    ]
+    fingerprints = [_fingerprint(i.model_dump()) for i in parsed] if with_fingerprint else [""] * len(parsed)
+    return items, fingerprints
+
+
 def _item(raw: Any, index: int, *, with_fingerprint: bool) -> tuple[services.Submission | ServiceError, str]:
     """One batch item, validated alone, and its idempotency fingerprint (if one is needed)."""
     try:
@@ -133,9 +154,7 @@ async def submit_batch(request: HttpRequest, key: Authorized, game: str, payload
     object. With an `Idempotency-Key`, each item is remembered by its position and a retry
     replays all."""
     idempotency_key, _ = _idempotency(request, None)  # items carry their own fingerprints
-    items, fingerprints = zip(
-        *(_item(raw, i, with_fingerprint=bool(idempotency_key)) for i, raw in enumerate(payload.scores)), strict=True
-    )
+    items, fingerprints = _items(payload.scores, with_fingerprint=bool(idempotency_key))
     results = await services.score_submit_many(
         game=key.game,
         items=items,
@@ -254,7 +273,7 @@ def _game_out(game: config.GameConfig) -> dict[str, Any]:
 
 def entry_json(entry: selectors.Entry | selectors.Standing) -> dict[str, Any]:
     """An entry or a standing as the API shows it: ``subscore`` only on boards that have them."""
-    shown = dict(vars(entry))
+    shown = {name: getattr(entry, name) for name in entry.__slots__}
     if shown["subscore"] is None:
         del shown["subscore"]
     return shown

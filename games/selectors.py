@@ -27,7 +27,7 @@ from .scripts import board as board_scripts
 from .scripts import game as game_scripts
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Entry:
     rank: int
     player_id: str
@@ -45,7 +45,7 @@ class Board:
     entries: list[Entry]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Standing:
     player_id: str
     display_name: str
@@ -112,20 +112,20 @@ async def names_of(*, game_slug: str, player_ids: Sequence[str]) -> list[str]:
     return [name or player_id for player_id, name in zip(player_ids, found, strict=True)]
 
 
-async def entries_of(board: BoardConfig, rows: Sequence[board_scripts.Row]) -> list[Entry]:
-    """Entries from board_window.lua's rows, with their names."""
-    names = await names_of(game_slug=board.game_slug, player_ids=[row.player_id for row in rows])
-    return [
-        Entry(
-            rank=row.rank,
-            player_id=row.player_id,
-            display_name=name,
-            score=board.score_from_base(row.base),
-            metadata=metadata_of(row.metadata),
-            subscore=board.subscore_of(row.sub),
-        )
-        for row, name in zip(rows, names, strict=True)
+async def entries_of(board: BoardConfig, read: board_scripts.WindowRead) -> list[Entry]:
+    """Entries from a board_window.lua read, with their names (one object per row, no more:
+    the archive reads boards thousands of rows at a time)."""
+    ids = read.player_ids
+    names = await names_of(game_slug=board.game_slug, player_ids=ids)
+    sign = -1 if board.higher_is_better else 1
+    entries = [
+        Entry(rank, player_id, name, sign * base, json.loads(meta) if meta else None)
+        for rank, player_id, name, base, meta in zip(read.ranks, ids, names, read.bases, read.metadata, strict=True)
     ]
+    if read.subs is not None:
+        for entry, sub in zip(entries, read.subs, strict=True):
+            entry.subscore = board.subscore_of(sub)
+    return entries
 
 
 def board_key(board: BoardConfig, period: periods.Period) -> str:
@@ -144,7 +144,7 @@ async def board_page(*, board: BoardConfig, period: periods.Period, offset: int 
     read = await board_scripts.board_window(
         get_redis(), board_key=board_key(board, period), ties=board.ties, view="page", at=offset, size=limit
     )
-    return Board(period=period, total=read.total, offset=read.offset, entries=await entries_of(board, read.rows))
+    return Board(period=period, total=read.total, offset=read.offset, entries=await entries_of(board, read))
 
 
 async def board_around(*, board: BoardConfig, period: periods.Period, player_id: str, radius: int = 5) -> Board | None:
@@ -154,7 +154,7 @@ async def board_around(*, board: BoardConfig, period: periods.Period, player_id:
     )
     if not read.found:
         return None
-    return Board(period=period, total=read.total, offset=read.offset, entries=await entries_of(board, read.rows))
+    return Board(period=period, total=read.total, offset=read.offset, entries=await entries_of(board, read))
 
 
 async def board_standings(

@@ -9,6 +9,13 @@ from . import services
 
 @shared_task
 def sync_players() -> int:
+    """Copy the players of the games marked as having new ones to the database."""
     written = services.players_sync_pending()
     services.names_index_backfill()
     return written
+
+
+@shared_task
+def sweep_pending_players() -> int:
+    """Mark every game that has players waiting: the safety net for a lost mark."""
+    return services.players_mark_all()

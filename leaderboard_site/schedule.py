@@ -8,6 +8,9 @@ from django.conf import settings
 PLAYER_SYNC_INTERVAL_SECS = 2.0
 # API keys' last-used times are copied to the database this often.
 API_KEY_LAST_USED_SYNC_SECS = 10.0
+# The player sync visits only games marked as having new players; a mark lost with a process
+# killed between a submission and its mark is found again within this long (one ZCARD a game).
+PLAYERS_SWEEP_INTERVAL_SECS = 60.0
 # Due period close jobs are claimed this often (the issue's "every 5 s").
 CLOSE_JOBS_INTERVAL_SECS = 5.0
 # The background's safety net: each run looks at a bounded slice of the boards (and of the
@@ -26,6 +29,11 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "games.tasks.sync_players",
         "schedule": PLAYER_SYNC_INTERVAL_SECS,
         "options": {"expires": PLAYER_SYNC_INTERVAL_SECS * 5},
+    },
+    "sweep-pending-players": {
+        "task": "games.tasks.sweep_pending_players",
+        "schedule": PLAYERS_SWEEP_INTERVAL_SECS,
+        "options": {"expires": PLAYERS_SWEEP_INTERVAL_SECS},
     },
     "sync-api-key-last-used": {
         "task": "core.tasks.sync_api_key_last_used",

@@ -250,6 +250,16 @@ BROADCAST_TICK_MS = env_int("BROADCAST_TICK_MS", 200, minimum=10)
 # nodes: enough for a household or an office watching a few games in a few tabs, and
 # a cap on how far one client can inflate "watching" or hold server resources.
 WS_SOCKETS_PER_ADDRESS = env_int("WS_SOCKETS_PER_ADDRESS", 30, minimum=1)
+# Sockets of one process whose opening (session, accept, admission and presence in Redis)
+# is under way at once; the others wait in its admission queue (live/sockets/admission.py),
+# so that a connect storm is served in turns, with the event loop responsive, instead of
+# every handshake at once timing out on Redis. The sockets' Redis commands are coalesced
+# into shared pipelines, so this bounds CPU and memory in flight, not connections.
+WS_ADMITTING_SOCKETS_MAX = env_int("WS_ADMITTING_SOCKETS_MAX", 128, minimum=1)
+# Sockets of one process that may wait in its admission queue; the next one is closed with
+# 1013 at once, counted and logged as load shedding. 5,000 holds a storm of every socket a
+# worker serves (docs/deploy.md; about 40 KiB each while waiting).
+WS_ADMISSION_QUEUE_SOCKETS = env_int("WS_ADMISSION_QUEUE_SOCKETS", 5000, minimum=0)
 
 # --- Presence ----------------------------------------------------------------
 # The beat task removes expired presence members (and announces those leaves) this

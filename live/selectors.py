@@ -33,7 +33,7 @@ async def board_snapshot(
         size=limit,
         version="next" if next_version else "current",
     )
-    page = Board(period=period, total=read.total, offset=0, entries=await entries_of(board, read.rows))
+    page = Board(period=period, total=read.total, offset=0, entries=await entries_of(board, read))
     return page, read.version
 
 

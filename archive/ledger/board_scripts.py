@@ -104,7 +104,7 @@ async def score_correct(
     raw = await SCORE_CORRECT(client, *call)
     if raw[0] == "err":
         return board_scripts.refused(raw)
-    (applied,) = board_scripts.submit_replies([["ok", 0, *raw[1:]]])
+    (applied,) = board_scripts.submit_replies(board, [["ok", 0, *raw[1:]]])
     if not isinstance(applied, board_scripts.Applied):
         raise ScriptReplyError(f"score_correct replied {raw!r}")
     return applied

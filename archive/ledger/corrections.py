@@ -105,7 +105,7 @@ def score_correct(
     run_sync(lambda: get_redis().zadd(keys.live_changes(), {config.ref: clock.to_ms(now)}, nx=True))
     # The drain must store its ledger entry, and the close run see the jobs it may have scheduled.
     run_sync(lambda: mark_boards([config], now, periods.board_current))
-    standings = game_services.standings_of(config, reply)
+    standings = reply.periods
     detail = {
         "leaderboard": config.slug,
         "value": value,

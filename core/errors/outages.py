@@ -6,7 +6,14 @@ from __future__ import annotations
 import logging
 
 from django.db import InterfaceError, OperationalError
-from redis.exceptions import ClusterError, ReadOnlyError, RedisClusterException, RedisError, TryAgainError
+from redis.exceptions import (
+    ClusterError,
+    MaxConnectionsError,
+    ReadOnlyError,
+    RedisClusterException,
+    RedisError,
+    TryAgainError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -47,7 +54,24 @@ def is_unavailable(error: BaseException) -> bool:
 def report_unavailable(error: BaseException, *, during: str) -> None:
     """Log an outage met ``during`` some work (one warning line) and count it by backend
     (leaderboard_backend_errors_total): what every place that answers 503, skips a round or
-    retries later calls, so that the count and the log agree."""
+    retries later calls, so that the count and the log agree.
+
+    No free pooled Redis connection in time (core.redis.PoolExhaustedError; a cluster
+    client's MaxConnectionsError) is answered the same way but is no outage: the process
+    had more Redis work in flight than REDIS_POOL_SIZE while Redis answered. It is logged
+    as pool saturation and counted in leaderboard_redis_pool_exhausted_total instead, so
+    that "Redis down" alerts fire only when Redis is down."""
+    if isinstance(error, MaxConnectionsError):
+        if type(error) is MaxConnectionsError:  # a cluster client's cap (core.redis counts its own pool's)
+            metrics.REDIS_POOL_EXHAUSTED.inc()
+        logger.warning(
+            "redis pool saturated during %s (%s: %s): Redis answers; this process has more Redis work in flight "
+            "than REDIS_POOL_SIZE",
+            during,
+            type(error).__name__,
+            error,
+        )
+        return
     backend = "database" if isinstance(error, DATABASE_ERRORS) else "redis"
     metrics.BACKEND_ERRORS.labels(backend=backend).inc()
     logger.warning("%s unavailable during %s (%s: %s)", backend, during, type(error).__name__, error)

@@ -15,7 +15,8 @@
 -- ARGV[5] version    with KEYS[4]: 'next' takes the next version (the broadcaster's snapshot,
 --   so versions follow snapshot order) or 'current' reads it; '' without KEYS[4]
 -- Returns {total, offset of first entry, found 0|1, version or 0,
---   (player_id, sort base, rank, metadata or '', oriented subscore)...}
+--   (player_id, sort base, rank, metadata or '')..., then for ties 'subscore' each row's
+--   oriented subscore...}
 --   (found is 1 for 'page'; for 'around' it is 0, with no entries, if the player is absent)
 
 local board = KEYS[1]
@@ -72,6 +73,8 @@ for i = 1, #rows, 2 do
   table.insert(result, rows[i + 1])
   table.insert(result, rank)
   table.insert(result, metadata[(i + 1) / 2] or '')
-  table.insert(result, entry_text(entry_sub(ties, rows[i])))
+end
+if ties == 'subscore' then
+  for i = 1, #rows, 2 do table.insert(result, entry_text(entry_sub(ties, rows[i]))) end
 end
 return result

@@ -25,7 +25,8 @@
 -- ARGV[4] announce_ttl     lifetime of unannounced presence changes, ms
 -- ARGV[5..] per item: player, name, search_key, recent, fresh
 --   (player_id; display name ('' keeps the stored one; a new player gets their id); the
---   search key of the name the player ends up with if it changes; the recent-list entry
+--   search key of that display name ('' with no name: a new player's is their id in lower
+--   case, which is what core.text.search_key makes of an id's ASCII); the recent-list entry
 --   (JSON text, stored as is); 1 if the item was applied now, 0 if it was a replay)
 -- Returns the display name of each item's player, in order, then 1 if any player was
 --   marked for the player sync (a new name), else 0.
@@ -64,11 +65,12 @@ for item = 0, (#ARGV - 4) / 5 - 1 do
   local name = redis.call('HGET', KEYS[1], player)
   if ARGV[a + 4] == '1' then
     if (not name) or (display ~= '' and display ~= name) then
-      if display ~= '' then name = display else name = player end
+      local search_key = ARGV[a + 2]
+      if display ~= '' then name = display else name, search_key = player, string.lower(player) end
       redis.call('HSET', KEYS[1], player, name)
       redis.call('ZADD', KEYS[4], now, player)
       marked = 1
-      index_name(player, ARGV[a + 2])
+      index_name(player, search_key)
     end
     redis.call('LPUSH', KEYS[3], ARGV[a + 3])
     pushed = true

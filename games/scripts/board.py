@@ -87,11 +87,14 @@ SUBMIT_SCORE.bind(
 
 @dataclass(frozen=True)
 class BoardRules:
-    """What a board script needs to know of its board."""
+    """What a board script needs to know of its board, and how its replies read: sort bases
+    and subscores are oriented (ascending is better), ``sign`` and ``sub_sign`` turn them back."""
 
     ref: str
     mode: str
     ties: str
+    sign: int = 1  # -1 when a higher score is better
+    sub_sign: int = 1  # -1 when a higher subscore is better
 
 
 @dataclass(frozen=True)
@@ -212,29 +215,24 @@ class Refusal(enum.StrEnum):
     LEDGER_FULL = "ledger_full"
 
 
-@dataclass(frozen=True)
-class Refused:
+class Refused(NamedTuple):
     code: Refusal
     detail: str  # retry-after ms (player_rate_limited), the window (overflow), else ''
 
 
-@dataclass(frozen=True)
-class WindowStanding:
-    window: str
+class PeriodStanding(NamedTuple):
+    """An entry's standing in one window's current period, as a write left it."""
+
+    period: str
     period_id: str
-    base: int  # the sort base (oriented)
+    score: int
     rank: int
-    sub: int  # the oriented subscore (0 unless ties 'subscore')
+    subscore: int | None = None  # only on boards with ties 'subscore'
 
 
-@dataclass(frozen=True)
-class Applied:
+class Applied(NamedTuple):
     replayed: bool
-    windows: tuple[WindowStanding, ...]
-
-
-def _int(raw: Any) -> int:
-    return int(raw) if isinstance(raw, int) else int(str(raw))
+    periods: dict[str, PeriodStanding]  # by window
 
 
 def refused(raw: Sequence[Any]) -> Refused:
@@ -245,20 +243,29 @@ def refused(raw: Sequence[Any]) -> Refused:
         raise ScriptReplyError(f"unknown refusal {list(raw)!r}") from None
 
 
-def submit_replies(raw: Sequence[Any]) -> list[Applied | Refused]:
-    """The per-item replies of one submit_score.lua call."""
+def _standings(board: BoardRules, reply: Sequence[Any]) -> dict[str, PeriodStanding]:
+    """The (window, period id, sort base, rank, oriented subscore) groups of a reply."""
+    sign, sub_sign, subscores = board.sign, board.sub_sign, board.ties == "subscore"
+    return {
+        reply[i]: PeriodStanding(
+            reply[i],
+            reply[i + 1],
+            sign * int(reply[i + 2]),
+            int(reply[i + 3]),
+            sub_sign * int(reply[i + 4]) if subscores else None,
+        )
+        for i in range(2, len(reply), 5)
+    }
+
+
+def submit_replies(board: BoardRules, raw: Sequence[Any]) -> list[Applied | Refused]:
+    """The per-item replies of one submit_score.lua call (or score_correct.lua's one)."""
     replies: list[Applied | Refused] = []
     for reply in raw:
-        if reply[0] == "err":
+        if reply[0] == "ok" and (len(reply) - 2) % 5 == 0:
+            replies.append(Applied(bool(reply[1]), _standings(board, reply)))
+        elif reply[0] == "err":
             replies.append(refused(reply))
-        elif reply[0] == "ok" and (len(reply) - 2) % 5 == 0:
-            windows = tuple(
-                WindowStanding(
-                    str(reply[i]), str(reply[i + 1]), _int(reply[i + 2]), _int(reply[i + 3]), _int(reply[i + 4])
-                )
-                for i in range(2, len(reply), 5)
-            )
-            replies.append(Applied(bool(_int(reply[1])), windows))
         else:
             raise ScriptReplyError(f"submit_score replied {list(reply)!r}")
     return replies
@@ -286,21 +293,19 @@ BOARD_WINDOW.bind(keys=_WindowKeys, args=_WindowArgs)
 
 
 @dataclass(frozen=True)
-class Row:
-    player_id: str
-    base: int
-    rank: int
-    metadata: str  # JSON text, '' for none
-    sub: int
-
-
-@dataclass(frozen=True)
 class WindowRead:
+    """A window of a board, by column (one list per field, row i at index i in each): a read
+    of thousands of rows builds no object per row here."""
+
     total: int
     offset: int
     found: bool
     version: int
-    rows: tuple[Row, ...]
+    player_ids: list[str]
+    bases: list[int]  # sort bases (oriented)
+    ranks: list[int]
+    metadata: list[str]  # JSON text, '' for none
+    subs: list[int] | None  # oriented subscores (ties 'subscore'), else None
 
 
 async def board_window(
@@ -326,13 +331,22 @@ async def board_window(
         _WindowArgs(ties, view, at, size, version or ""),
     )
     raw = await BOARD_WINDOW(client, *call)
-    if len(raw) < 4 or (len(raw) - 4) % 5:
+    width = 5 if ties == "subscore" else 4
+    if len(raw) < 4 or (len(raw) - 4) % width:
         raise ScriptReplyError(f"board_window replied {len(raw)} values")
-    rows = tuple(
-        Row(str(raw[i]), _int(raw[i + 1]), _int(raw[i + 2]), str(raw[i + 3]), _int(raw[i + 4]))
-        for i in range(4, len(raw), 5)
+    n = (len(raw) - 4) // width
+    rows = raw[4 : 4 + 4 * n]
+    return WindowRead(
+        total=int(raw[0]),
+        offset=int(raw[1]),
+        found=bool(raw[2]),
+        version=int(raw[3]),
+        player_ids=rows[0::4],
+        bases=[int(b) for b in rows[1::4]],
+        ranks=rows[2::4],
+        metadata=rows[3::4],
+        subs=[int(s) for s in raw[4 + 4 * n :]] if width == 5 else None,
     )
-    return WindowRead(_int(raw[0]), _int(raw[1]), bool(_int(raw[2])), _int(raw[3]), rows)
 
 
 # --------------------------------------------------------------------------- players_rank
@@ -379,11 +393,11 @@ async def players_rank(
     if (len(raw) - 1) % 6:
         raise ScriptReplyError(f"players_rank replied {len(raw)} values")
     found = [
-        Ranked(str(raw[i]), _int(raw[i + 1]), _int(raw[i + 2]), _int(raw[i + 3]), str(raw[i + 4]), _int(raw[i + 5]))
+        Ranked(str(raw[i]), int(raw[i + 1]), int(raw[i + 2]), int(raw[i + 3]), str(raw[i + 4]), int(raw[i + 5]))
         for i in range(1, len(raw), 6)
         if raw[i + 1] != ""
     ]
-    return _int(raw[0]), found
+    return int(raw[0]), found
 
 
 # --------------------------------------------------------------------------- set_player_hidden
@@ -426,7 +440,7 @@ async def set_player_hidden(
         return None
     if status != "ok":
         raise ScriptReplyError(f"set_player_hidden replied {status!r}")
-    return _int(changed)
+    return int(changed)
 
 
 # --------------------------------------------------------------------------- board_upgrade

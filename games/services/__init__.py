@@ -35,7 +35,6 @@ from .scores import (
     score_import,
     score_submit,
     score_submit_many,
-    standings_of,
     window_periods,
 )
 
@@ -64,6 +63,5 @@ __all__ = [
     "score_import",
     "score_submit",
     "score_submit_many",
-    "standings_of",
     "window_periods",
 ]

@@ -45,16 +45,10 @@ SUBMIT_CHUNK_ITEMS = 100
 LEDGER_FULL_RETRY_SECS = 5
 
 
-@dataclass(frozen=True)
-class PeriodStanding:
-    period: str
-    period_id: str
-    score: int
-    rank: int
-    subscore: int | None = None
+PeriodStanding = board_scripts.PeriodStanding
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Submitted:
     player_id: str
     display_name: str
@@ -145,7 +139,13 @@ def window_periods(current: Sequence[periods.Period]) -> list[board_scripts.Wind
 
 
 def board_rules(board: BoardConfig) -> board_scripts.BoardRules:
-    return board_scripts.BoardRules(board.ref, board.mode, board.ties)
+    return board_scripts.BoardRules(
+        board.ref,
+        board.mode,
+        board.ties,
+        sign=board.sort_base(1),
+        sub_sign=board.sub_oriented(1),
+    )
 
 
 def _board_call(
@@ -188,16 +188,12 @@ def _game_call(game: GameConfig, applied: Sequence[tuple[_Queued, bool]], now_ms
     items = []
     for queued, fresh in applied:
         item = queued.item
-        recent = {"player_id": item.player_id, "score": item.score, "at": now_ms, "leaderboard": queued.board.slug}
-        items.append(
-            game_scripts.GameItem(
-                player_id=item.player_id,
-                display_name=item.display_name or "",
-                search_key=text.search_key(item.display_name or item.player_id),
-                recent=json.dumps(recent),
-                fresh=fresh,
-            )
+        # Ids and slugs are [A-Za-z0-9_.:-]: nothing in them needs escaping.
+        recent = (
+            f'{{"player_id":"{item.player_id}","score":{item.score},"at":{now_ms},"leaderboard":"{queued.board.slug}"}}'
         )
+        name = item.display_name or ""
+        items.append(game_scripts.GameItem(item.player_id, name, text.search_key(name) if name else "", recent, fresh))
     return game_scripts.submit_game_call(
         slug=game.slug,
         now_ms=now_ms,
@@ -211,7 +207,7 @@ def _game_call(game: GameConfig, applied: Sequence[tuple[_Queued, bool]], now_ms
 def _refused(board: BoardConfig, game: GameConfig, refusal: board_scripts.Refused) -> ServiceError:
     code = refusal.code
     if code is board_scripts.Refusal.HIDDEN:
-        return errors.player_hidden()
+        return errors.player_hidden(message="This player is hidden and cannot submit scores.")
     if code is board_scripts.Refusal.PLAYER_RATE_LIMITED:
         retry = max(1, math.ceil(int(refusal.detail) / 1000))
         return errors.player_rate_limited(per_minute=game.max_submissions_per_minute, retry_secs=retry)
@@ -220,14 +216,6 @@ def _refused(board: BoardConfig, game: GameConfig, refusal: board_scripts.Refuse
     if code is board_scripts.Refusal.OVERFLOW:
         return errors.score_overflow(window=refusal.detail, limit=MAX_SAFE_SCORE, field="score")
     return errors.idempotency_mismatch()
-
-
-def standings_of(board: BoardConfig, applied: board_scripts.Applied) -> dict[str, PeriodStanding]:
-    """Each window's standing in an applied (or replayed) reply."""
-    return {
-        w.window: PeriodStanding(w.window, w.period_id, board.score_from_base(w.base), w.rank, board.subscore_of(w.sub))
-        for w in applied.windows
-    }
 
 
 async def score_submit(
@@ -374,7 +362,7 @@ async def _apply_to_boards(
             calls.append(_board_call(board, chunk, now_ms, current, game.max_submissions_per_minute))
     applied: list[tuple[_Queued, board_scripts.Applied]] = []
     for chunk, (raw, held) in zip(chunks, await _run_board_calls(calls), strict=True):
-        for q, reply in zip(chunk, board_scripts.submit_replies(raw), strict=True):
+        for q, reply in zip(chunk, board_scripts.submit_replies(board_rules(chunk[0].board), raw), strict=True):
             if isinstance(reply, board_scripts.Refused):
                 results[q.index] = _refused(q.board, game, reply)
                 continue
@@ -437,7 +425,7 @@ async def _apply_to_game(
                 player_id=q.item.player_id,
                 display_name=name,
                 leaderboard=q.board.slug,
-                periods=standings_of(q.board, applied_reply),
+                periods=applied_reply.periods,
                 metadata=q.item.metadata,
                 replayed=applied_reply.replayed,
             )

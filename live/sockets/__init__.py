@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .base import OutageGuard, RefuseSocket
 from .game import GameSocket
+from .guard import OutageGuard, RefuseSocket
 from .home import HomeSocket
 
 __all__ = ["GameSocket", "HomeSocket", "OutageGuard", "RefuseSocket"]

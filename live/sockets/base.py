@@ -5,7 +5,15 @@
   next one is closed with 4429. A socket keeps its place by beating.
 - A message budget per socket (a token bucket): over it, messages are refused
   with an ``error`` and dropped, and a client that keeps on is closed with 1008.
-- Frames: JSON objects with an ``action``, at most MAX_FRAME_BYTES (1009 beyond).
+- Frames: JSON objects with an ``action``, at most MAX_FRAME_BYTES (1009 beyond), each
+  validated against its action's model and dispatched from the socket's ``actions``
+  table (messages.py).
+- Openings in turns (admission.py): at most WS_ADMITTING_SOCKETS_MAX sockets of a
+  process open at once, the others wait in line; a socket that arrives while
+  WS_ADMISSION_QUEUE_SOCKETS wait already is closed with 1013 (load shedding).
+- Every Redis command a socket sends is coalesced with those of the process's other
+  sockets into shared pipelines (core.redis.coalescing): a storm costs a few round trips
+  and a few pooled connections.
 - Redis or the database unreachable: at connect the socket closes with 1013 (try
   again later); later, an action answers an ``unavailable`` error.
 - Group membership is remembered, so a closing socket leaves every group it joined.
@@ -22,20 +30,22 @@ import contextlib
 import json
 import logging
 import types
-import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
+from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from core import clock, keys, logs, metrics
 from core.addresses import client_address
 from core.errors import UNAVAILABLE_ERRORS, report_unavailable
-from core.redis import get_redis
+from core.redis import coalescing, get_redis
 
 from .. import events, fanout, scripts
+from . import admission, messages
+from .guard import CLIENT_GONE, CLOSE_TRY_AGAIN, OPENING, RAW_SEND, new_id
 
 logger = logging.getLogger("live.sockets")
 access_log = logs.get_logger("live.sockets.access")
@@ -59,7 +69,7 @@ SOCKET_PLACE_MS = 60_000
 CLOSE_POLICY = 1008  # kept sending past the message budget
 CLOSE_TOO_BIG = 1009
 CLOSE_RECONNECT = 1012  # asked to reconnect (manage.py live_reconnect)
-CLOSE_TRY_AGAIN = 1013  # Redis or the database unreachable
+# CLOSE_TRY_AGAIN (1013, from guard.py): Redis or the database unreachable, or load shed
 CLOSE_NO_SUCH_GAME = 4404
 CLOSE_TOO_MANY = 4429  # this address has WS_SOCKETS_PER_ADDRESS open already
 # Frames (and hub messages held while a client's request is handled) a socket queues at
@@ -71,10 +81,7 @@ OUTBOX_MAX_FRAMES = 256
 # Sockets take their group messages from the process's hub, not from a channel of their
 # own: an alias with no layer behind it spares each socket a subscription in Redis.
 NO_CHANNEL_LAYER = "live sockets use the hub"
-# The scope key under which OutageGuard hands the server's own ``send`` to the sockets.
-RAW_SEND = "live.raw_send"
-
-Handler = Callable[[dict[str, Any]], Awaitable[None]]
+__all__ = ["CLOSE_TRY_AGAIN", "RAW_SEND", "LiveSocket"]
 
 
 class TokenBucket:
@@ -94,15 +101,15 @@ class TokenBucket:
 
 
 class LiveSocket(AsyncWebsocketConsumer):
-    """Subclasses set ``actions`` (name -> method) and implement :meth:`start` and :meth:`take`."""
+    """Subclasses set ``actions`` (name -> messages.Action) and implement :meth:`start` and :meth:`take`."""
 
-    actions: ClassVar[dict[str, str]] = {}
+    actions: ClassVar[dict[str, messages.Action[Any]]] = {}
     channel_layer_alias = NO_CHANNEL_LAYER
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Names this socket in its address's admission set and in presence.
-        self.socket_id = uuid.uuid4().hex
+        self.socket_id = new_id()
         self.joined: set[str] = set()
         self.placed = False
         # Set once start() succeeded: a socket closed while connecting ignores what the
@@ -125,28 +132,56 @@ class LiveSocket(AsyncWebsocketConsumer):
         # Frames go straight to the server's send: the middleware wrappers around ``send``
         # (sessions, the outage guard) only care about the handshake and the close.
         self.raw_send = scope.get(RAW_SEND, send)
-        await super().__call__(scope, receive, send)
+        with coalescing():  # this socket's Redis commands, and its tasks', share pipelines
+            await super().__call__(scope, receive, send)
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # Channels' own dispatch first closes the sync thread's stale database connections: a
+        # hop to that thread for every connect, frame and close, a third of a connect storm's
+        # CPU. These handlers work on Redis; what reads the database at connect (the session's
+        # user, a config-cache miss, a player link) comes after the auth middleware's own hop
+        # (get_user), which closes stale connections before and after it.
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def connect(self) -> None:
+        # This runs in the socket's turn of the admission queue (OutageGuard took it); it is
+        # given back once the socket is open or refused.
+        opening: admission.Opening | None = self.scope.get(OPENING)
+        try:
+            opened = await self._open()
+        finally:
+            if opening is not None:
+                opening.release()
+        if not opened:
+            return
+        self.repeat(self.keepalive_secs(), self._keepalive)
+        self.opened_at = clock.monotonic()
+        metrics.SOCKETS_OPEN.inc()
+        access_log.info("socket open", path=self.scope.get("path", ""), socket_id=self.socket_id)
+
+    async def _open(self) -> bool:
+        """Accept, admit and start the socket; False if it was closed instead."""
         # Accepted first: a close before accept reaches a browser as a refused
         # handshake (1006), and it would retry forever.
         await self.accept()
         try:
             if not await self._place("admit"):
                 await self.close(code=CLOSE_TOO_MANY)
-                return
+                return False
             self.placed = True
             if not await self._handling(self.start()):
-                return
+                return False
             self.started = True
+            return True
+        except CLIENT_GONE:
+            return False  # it left during its handshake
         except UNAVAILABLE_ERRORS as error:
             report_unavailable(error, during="a socket's connect (closing it with 1013)")
             await self.close(code=CLOSE_TRY_AGAIN)
-            return
-        self.repeat(self.keepalive_secs(), self._keepalive)
-        self.opened_at = clock.monotonic()
-        metrics.SOCKETS_OPEN.inc()
-        access_log.info("socket open", path=self.scope.get("path", ""), socket_id=self.socket_id)
+            return False
 
     async def start(self) -> bool:
         """Set the socket up after admission; False if it closed itself."""
@@ -333,17 +368,20 @@ class LiveSocket(AsyncWebsocketConsumer):
         message = await self._parse(text_data)
         if message is None:
             return
-        action = message.get("action")
-        name = self.actions.get(action) if isinstance(action, str) else None
-        if name is None:
-            await self.error("unknown_action", f"action must be one of: {', '.join(self.actions)}.")
+        parsed = messages.parse(self.actions, message)
+        if isinstance(parsed, messages.Refusal):
+            await self.error(parsed.code, self.refusal_text(parsed, message))
             return
-        handler: Handler = getattr(self, name)
+        action, request = parsed
         try:
-            await self._handling(handler(message))
+            await self._handling(action.handler(self, request))
         except UNAVAILABLE_ERRORS as error:
-            report_unavailable(error, during=f"a socket's {name}")
+            report_unavailable(error, during=f"a socket's {message['action']}")
             await self.error("unavailable", "The live service is briefly unavailable; try again.")
+
+    def refusal_text(self, refusal: messages.Refusal, message: dict[str, Any]) -> str:
+        """What the ``error`` for a refused message says (a socket fills in its game's names)."""
+        return refusal.message
 
     async def _parse(self, text_data: str | None) -> dict[str, Any] | None:
         if text_data is None:
@@ -379,51 +417,3 @@ def _resumed(sending: Any, waiting: Any) -> Any:
         sending.close()
         raise
     return (yield from sending)
-
-
-class RefuseSocket(AsyncWebsocketConsumer):
-    """Any other websocket path: refuse the handshake (instead of a routing error)."""
-
-    async def connect(self) -> None:
-        await self.close()
-
-
-class OutageGuard:
-    """Around the websocket application: Redis or the database unreachable before a
-    socket's consumer runs (the session is read first) closes the socket with 1013, as
-    the consumer itself does, instead of failing the handshake with a 500."""
-
-    def __init__(self, application: Any) -> None:
-        self.application = application
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        # The socket's own request id, in every line logged while it is open.
-        header = dict(scope.get("headers") or ()).get(logs.REQUEST_ID_HEADER.lower().encode(), b"")
-        with logs.context(request_id=logs.request_id_from(header.decode("latin-1"))):
-            await self._guarded(scope, receive, send)
-
-    async def _guarded(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        state = {"connect_taken": False, "accepted": False, "closed": False}
-
-        async def taking_receive() -> dict[str, Any]:
-            message: dict[str, Any] = await receive()
-            if message["type"] == "websocket.connect":
-                state["connect_taken"] = True
-            return message
-
-        async def tracking_send(message: dict[str, Any]) -> None:
-            state["accepted"] |= message["type"] == "websocket.accept"
-            state["closed"] |= message["type"] == "websocket.close"
-            await send(message)
-
-        try:
-            await self.application({**scope, RAW_SEND: send}, taking_receive, tracking_send)
-        except UNAVAILABLE_ERRORS as error:
-            if scope["type"] != "websocket" or state["closed"]:
-                raise
-            report_unavailable(error, during="a socket's handshake (closing it with 1013)")
-            if not state["connect_taken"]:
-                await receive()
-            if not state["accepted"]:
-                await send({"type": "websocket.accept"})
-            await send({"type": "websocket.close", "code": CLOSE_TRY_AGAIN})

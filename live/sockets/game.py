@@ -1,7 +1,8 @@
 """The live websocket of a game: /ws/games/{slug}/ (protocol: docs/websocket.md).
 
-Thin: it validates client messages, joins channel-layer groups, and trims or
-filters the broadcaster's group events for its own socket. Reads go through
+Thin: its client messages are declared in messages.py (validated before a handler
+runs, dispatched from ``actions``); it joins groups, and trims or filters the
+broadcaster's group events for its own socket. Reads go through
 selectors, writes through services, payloads through events.
 """
 
@@ -11,7 +12,6 @@ from typing import Any, ClassVar
 
 from accounts.selectors import linked_player_id
 from core import clock, config
-from core.models import is_player_id
 from games import periods
 from games import selectors as board_reads
 from presence import selectors as presence_selectors
@@ -19,23 +19,28 @@ from presence import services as presence_services
 
 from .. import events, fanout, selectors, services
 from .base import CLOSE_NO_SUCH_GAME, LiveSocket
+from .messages import (
+    DEFAULT_LIMIT,
+    FIELD_MESSAGES,
+    MAX_FOLLOWED,
+    Action,
+    Follow,
+    Presence,
+    Recent,
+    Refusal,
+    Subscribe,
+    Unsubscribe,
+)
 
-DEFAULT_LIMIT = 25
+__all__ = ["DEFAULT_LIMIT", "MAX_FOLLOWED", "GameSocket"]
+
 # One window of one leaderboard a socket watches: (board slug, window).
 View = tuple[str, str]
-MAX_FOLLOWED = 50
 # The presence snapshot a socket gets when it asks: the most recently seen players.
 PRESENCE_SNAPSHOT_PLAYERS = 50
 
 
 class GameSocket(LiveSocket):
-    actions: ClassVar[dict[str, str]] = {
-        "subscribe": "subscribe",
-        "unsubscribe": "unsubscribe",
-        "follow": "follow",
-        "presence": "presence",
-        "recent": "recent",
-    }
     game: config.GameConfig
 
     async def start(self) -> bool:
@@ -82,31 +87,38 @@ class GameSocket(LiveSocket):
 
     # ----------------------------------------------------------------- client -> server
 
-    async def _view(self, message: dict[str, Any]) -> tuple[config.BoardConfig, str] | None:
+    def _board(self, slug: object) -> config.BoardConfig | None:
+        """The board a message names (the game's first when it names none)."""
+        if slug is None:
+            return self.game.first_board
+        return self.game.board_named(slug) if isinstance(slug, str) else None
+
+    def refusal_text(self, refusal: Refusal, message: dict[str, Any]) -> str:
+        if refusal.unknown_field or refusal.field not in FIELD_MESSAGES:
+            return refusal.message
+        board = self._board(message.get("leaderboard")) or self.game.first_board
+        return refusal.message.replace("{boards}", ", ".join(b.slug for b in self.game.boards)).replace(
+            "{windows}", ", ".join(board.windows) if board else ""
+        )
+
+    async def _view(self, message: Subscribe | Unsubscribe) -> tuple[config.BoardConfig, str] | None:
         """The leaderboard (the game's first if not named) and window a message names."""
-        slug = message.get("leaderboard")
-        board = self.game.first_board if slug is None else None
-        if isinstance(slug, str):
-            board = self.game.board_named(slug)
+        board = self._board(message.leaderboard)
         if board is None:
             names = ", ".join(b.slug for b in self.game.boards)
-            await self.error("invalid", f"leaderboard must be one of: {names}.")
+            await self.error("invalid", FIELD_MESSAGES["leaderboard"].replace("{boards}", names))
             return None
-        period = message.get("period")
-        if not isinstance(period, str) or period not in board.windows:
-            await self.error("invalid", f"period must be one of: {', '.join(board.windows)}.")
+        if message.period not in board.windows:
+            await self.error("invalid", FIELD_MESSAGES["period"].replace("{windows}", ", ".join(board.windows)))
             return None
-        return board, period
+        return board, message.period
 
-    async def subscribe(self, message: dict[str, Any]) -> None:
+    async def subscribe(self, message: Subscribe) -> None:
         found = await self._view(message)
         if found is None:
             return
         board, period = found
-        limit = message.get("limit", DEFAULT_LIMIT)
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= events.LIVE_LIMIT_MAX:
-            await self.error("invalid", f"limit must be an integer from 1 to {events.LIVE_LIMIT_MAX}.")
-            return
+        limit = message.limit
         view = (board.slug, period)
         await self.join(events.board_group(board.ref, period))
         self.subscriptions[view] = limit
@@ -120,7 +132,7 @@ class GameSocket(LiveSocket):
         await self.send_json(snapshot)
         await self._send_followed_standings([view], self.followed)
 
-    async def unsubscribe(self, message: dict[str, Any]) -> None:
+    async def unsubscribe(self, message: Unsubscribe) -> None:
         found = await self._view(message)
         if found is None:
             return
@@ -132,14 +144,10 @@ class GameSocket(LiveSocket):
         self.last_views.pop(view, None)
         self.period_ids.pop(view, None)
 
-    async def follow(self, message: dict[str, Any]) -> None:
-        player_ids = message.get("player_ids")
-        if (
-            not isinstance(player_ids, list)
-            or not all(is_player_id(p) for p in player_ids)
-            or len(self.followed | set(player_ids)) > MAX_FOLLOWED
-        ):
-            await self.error("invalid", f"player_ids must be a list of at most {MAX_FOLLOWED} valid player ids.")
+    async def follow(self, message: Follow) -> None:
+        player_ids = message.player_ids
+        if len(self.followed | set(player_ids)) > MAX_FOLLOWED:
+            await self.error("invalid", FIELD_MESSAGES["player_ids"])
             return
         new = [p for p in dict.fromkeys(player_ids) if p not in self.followed]
         for player_id in new:
@@ -150,7 +158,7 @@ class GameSocket(LiveSocket):
         await services.live_follow(game=self.game, player_ids=new)
         await self._send_followed_standings(list(self.subscriptions), set(new))
 
-    async def presence(self, message: dict[str, Any]) -> None:
+    async def presence(self, message: Presence) -> None:
         """Ask for the game's presence: a snapshot now, then the broadcaster's changes."""
         await self.join(events.presence_group(self.game.slug))
         page = await presence_selectors.presence_page(game=self.game, limit=PRESENCE_SNAPSHOT_PLAYERS)
@@ -166,7 +174,7 @@ class GameSocket(LiveSocket):
             )
         )
 
-    async def recent(self, message: dict[str, Any]) -> None:
+    async def recent(self, message: Recent) -> None:
         """Ask for the game's latest submissions: a snapshot now, then one message per tick with any."""
         await self.join(events.recent_group(self.game.slug))
         submissions, version = await selectors.recent_snapshot(
@@ -180,6 +188,8 @@ class GameSocket(LiveSocket):
 
     async def _send_followed_standings(self, views: list[View], player_ids: set[str]) -> None:
         """A followed player's current standing, so a page shows it before anything changes."""
+        if not player_ids:
+            return  # nobody followed: no read (a page's first subscribe, a storm's thousands)
         for board_slug in dict.fromkeys(slug for slug, _ in views):
             board = self.game.board_named(board_slug)
             if board is None:
@@ -195,6 +205,15 @@ class GameSocket(LiveSocket):
                     names[standing.player_id] = standing.display_name
             for player_id, periods_changed in changes.items():
                 await self.send_json(events.player(board, player_id, names[player_id], periods_changed))
+
+    # One table: each action's message model and its handler (docs/websocket.md, "Client → server").
+    actions: ClassVar[dict[str, Action[Any]]] = {
+        "subscribe": Action(Subscribe, subscribe),
+        "unsubscribe": Action(Unsubscribe, unsubscribe),
+        "follow": Action(Follow, follow),
+        "presence": Action(Presence, presence),
+        "recent": Action(Recent, recent),
+    }
 
     # ----------------------------------------------------------------- broadcaster -> client
 

@@ -8,7 +8,7 @@ presence: the home page is not watching any one game.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from core import clock, config
 from games import periods
@@ -16,10 +16,11 @@ from presence import selectors as presence_selectors
 
 from .. import events, fanout, selectors
 from .base import LiveSocket
+from .messages import Action
 
 
 class HomeSocket(LiveSocket):
-    actions: ClassVar[dict[str, str]] = {}
+    actions: ClassVar[dict[str, Action[Any]]] = {}  # it takes no messages
 
     async def start(self) -> bool:
         # game slug -> (period id, version) of the card this socket last sent

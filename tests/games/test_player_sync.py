@@ -120,3 +120,36 @@ def test_it_sets_aside_a_player_the_database_refuses_and_syncs_the_others(game):
     assert {"ok-1", "ok-2"} <= stored
     assert ("nul" in stored) != ("nul" in letters)
     assert run_sync(lambda: get_redis().zcard(keys.pending_players("tetris"))) == 0
+
+
+def marked_games() -> list[str]:
+    return run_sync(lambda: get_redis().zrange(keys.work_players(), 0, -1))
+
+
+def test_it_visits_only_games_with_new_players(make_game):
+    busy = GameConfig.from_model(make_game("busy", max_submissions_per_minute=0), "0")
+    idle = GameConfig.from_model(make_game("idle", max_submissions_per_minute=0), "0")
+    submit(idle, "old", 1, "Old")
+    services.players_sync_pending()
+    assert marked_games() == []  # synced, and unmarked
+
+    submit(busy, "new", 1, "New")
+    submit(idle, "old", 2)  # a score, no new name: nothing for the sync
+    assert marked_games() == ["busy"]
+    assert services.players_sync_pending() == 1
+    assert marked_games() == []
+    assert sorted(Player.objects.values_list("game__slug", "player_id")) == [("busy", "new"), ("idle", "old")]
+
+
+def test_it_finds_players_whose_mark_a_dead_process_never_wrote(game):
+    config = GameConfig.from_model(game, "0")
+    submit(config, "lost", 1, "Lost")
+    # The process died between the game script and the mark.
+    run_sync(lambda: get_redis().delete(keys.work_players()))
+    assert services.players_sync_pending() == 0
+    assert not Player.objects.exists()
+
+    assert tasks.sweep_pending_players() == 1
+    assert services.players_sync_pending() == 1
+    assert Player.objects.get().display_name == "Lost"
+    assert tasks.sweep_pending_players() == 0
