@@ -12,6 +12,7 @@ from core.config import GameConfig
 from core.models import ApiKey, DeadLetter, Player
 from core.redis import get_redis, run_sync
 from games import services, tasks
+from tests import redis_replies
 from tests.conftest import clock_at
 
 # request_authorize reads the database from the Redis bridge thread: rows must be committed.
@@ -123,7 +124,7 @@ def test_it_sets_aside_a_player_the_database_refuses_and_syncs_the_others(game):
 
 
 def marked_games() -> list[str]:
-    return run_sync(lambda: get_redis().zrange(keys.work_players(), 0, -1))
+    return run_sync(lambda: redis_replies.members(keys.work_players()))
 
 
 def test_it_visits_only_games_with_new_players(make_game):

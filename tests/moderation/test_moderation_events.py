@@ -62,10 +62,9 @@ def test_it_takes_a_board_unchecked_in_admin_out_of_play_as_delete_does(admin_cl
 
     from tests.moderation.test_admin import game_form
 
+    unchecked: Any = {"leaderboards-0-active": ""}  # a form field's name, not an argument of game_form
     with clock_at(NOW):
-        response = admin_client.post(
-            reverse("admin:core_game_change", args=[game.pk]), game_form(game, **{"leaderboards-0-active": ""})
-        )
+        response = admin_client.post(reverse("admin:core_game_change", args=[game.pk]), game_form(game, **unchecked))
     assert response.status_code == 302
     assert not game.leaderboards.get().active
     (closed,) = checked_events()
