@@ -68,6 +68,14 @@ class Phase:
     cpu_seconds: float = 0.0
     created: int = 0
     latency_ms: list[float] = field(default_factory=list)
+    # The broadcaster's ticks in the phase, and those that took longer than a tick (its own
+    # histogram, leaderboard_broadcast_tick_seconds, read from /metrics before and after).
+    ticks: int = 0
+    ticks_over: int = 0
+    # How long the broadcaster's event loop was ready to run but waited for a CPU (the run-queue
+    # wait of its main thread, /proc/<pid>/schedstat): the machine's load, not its own work.
+    cpu_wait_seconds: float = 0.0
+    errors: int = 0  # requests answered with an error (a 503 when Redis timed out), or a socket closed
 
     @property
     def cpu_share(self) -> float:
@@ -124,6 +132,7 @@ async def _phase(
     """Watch the board while posting scores to it; meanwhile create ``creations`` (or wait QUIET_SECS)."""
     import httpx
     from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
     from websockets.typing import Origin
 
     port, ws_port = ports
@@ -141,7 +150,11 @@ async def _phase(
 
         async def watch() -> None:
             while True:
-                message = json.loads(await ws.recv())
+                try:
+                    message = json.loads(await ws.recv())
+                except ConnectionClosed:
+                    phase.errors += 1
+                    return
                 now = time.perf_counter()
                 for entry in message.get("entries", []):
                     sent = posted.pop(entry["score"], None)
@@ -156,10 +169,12 @@ async def _phase(
                     json={"player_id": f"w{score}", "score": score},
                     headers={"Authorization": f"Bearer {submit_key}"},
                 )
-                response.raise_for_status()
-                # From the score's acceptance: the web process's own wait (busy with the creations)
-                # is not the broadcaster's.
-                posted[score] = time.perf_counter()
+                if response.status_code == 200:
+                    # From the score's acceptance: the web process's own wait (busy with the
+                    # creations) is not the broadcaster's.
+                    posted[score] = time.perf_counter()
+                else:
+                    phase.errors += 1
                 await asyncio.sleep(LATENCY_POST_EVERY_SECS)
 
         async def create() -> None:
@@ -168,25 +183,53 @@ async def _phase(
                 return
             body = {"mode": "best", "order": "desc", "windows": WINDOWS}
             for new in creations:
-                response = await http.put(
-                    f"/api/v1/games/{CHURN_GAME}/leaderboards/{new}",
-                    json=body,
-                    headers={"Authorization": f"Bearer {manage_key}"},
-                )
-                response.raise_for_status()
-                phase.created += 1
+                for _ in range(3):  # a 503 (Redis timed out) is tried again
+                    response = await http.put(
+                        f"/api/v1/games/{CHURN_GAME}/leaderboards/{new}",
+                        json=body,
+                        headers={"Authorization": f"Bearer {manage_key}"},
+                    )
+                    if response.status_code == 200:
+                        phase.created += 1
+                        break
+                    phase.errors += 1
 
         watcher, poster = asyncio.create_task(watch()), asyncio.create_task(post())
+        ticks_before = await _tick_counts(http)
         cpu_before, started = common.cpu_seconds(broadcaster_pid, with_descendants=False), time.perf_counter()
+        wait_before = _run_queue_wait(broadcaster_pid)
         try:
             await create()
         finally:
             phase.seconds = time.perf_counter() - started
             phase.cpu_seconds = common.cpu_seconds(broadcaster_pid, with_descendants=False) - cpu_before
+            phase.cpu_wait_seconds = _run_queue_wait(broadcaster_pid) - wait_before
+            ticks_after = await _tick_counts(http)
+            phase.ticks = ticks_after[0] - ticks_before[0]
+            phase.ticks_over = phase.ticks - (ticks_after[1] - ticks_before[1])
             done.set()
             await poster
             await asyncio.sleep(1.0)  # the last scores reach the watcher
             watcher.cancel()
+
+
+def _run_queue_wait(pid: int) -> float:
+    """Seconds the process's main thread has spent runnable but not running."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+
+
+async def _tick_counts(http: Any) -> tuple[int, int]:
+    """The broadcaster's ticks so far, and those that took at most one tick (from /metrics)."""
+    response = await http.get("/metrics")
+    response.raise_for_status()
+    total = within = 0.0
+    bound = f'le="{TICK_MS / 1000}"'
+    for line in response.text.splitlines():
+        if line.startswith("leaderboard_broadcast_tick_seconds_count"):
+            total = float(line.rsplit(" ", 1)[1])
+        elif line.startswith("leaderboard_broadcast_tick_seconds_bucket") and bound in line:
+            within = float(line.rsplit(" ", 1)[1])
+    return int(total), int(within)
 
 
 def _settle(pid: int) -> None:
@@ -203,17 +246,24 @@ def _settle(pid: int) -> None:
 def _row(phase: Phase) -> str:
     return (
         f"| {phase.name} | {phase.seconds:.1f} | {phase.created:,} | {phase.cpu_share * 100:.1f}% "
-        f"| {phase.pct(0.5):.0f} / {phase.pct(0.99):.0f} | {len(phase.latency_ms)} |"
+        f"| {phase.cpu_wait_seconds / phase.seconds * 100:.1f}% "
+        f"| {phase.ticks_over:,} of {phase.ticks:,} | {phase.pct(0.5):.0f} / {phase.pct(0.99):.0f} "
+        f"| {len(phase.latency_ms)} | {phase.errors} |"
     )
 
 
-def _verdict(quiet: Phase, churn: Phase) -> tuple[float, bool]:
-    extra_ticks = (churn.pct(0.99) - quiet.pct(0.99)) / TICK_MS
-    return extra_ticks, churn.cpu_share < TARGET_CPU and extra_ticks < TARGET_EXTRA_TICKS
+def _verdict(quiet: Phase, churn: Phase) -> tuple[float, float, bool]:
+    """The churn phase's extra latency over the quiet phase's, in ticks (p50, p99); and whether
+    the targets are met: broadcaster CPU under TARGET_CPU, and both under TARGET_EXTRA_TICKS.
+    (Ticks longer than a tick are shown beside the time the broadcaster waited for a CPU: on a
+    loaded machine the second explains the first.)"""
+    extra = [(churn.pct(q) - quiet.pct(q)) / TICK_MS for q in (0.5, 0.99)]
+    met = churn.cpu_share < TARGET_CPU and max(extra) < TARGET_EXTRA_TICKS
+    return extra[0], extra[1], met
 
 
 def _section(quiet: Phase, churn: Phase, args: argparse.Namespace, machine: dict[str, str]) -> str:
-    extra_ticks, met = _verdict(quiet, churn)
+    extra_p50, extra_p99, met = _verdict(quiet, churn)
     return f"""## Broadcaster: boards created one after another (`make bench-board-churn`)
 
 Run {common.utc_now_text()} on {machine.get("cpus", "?")} CPUs ({machine.get("cpu", "?")}),
@@ -223,19 +273,21 @@ Redis {machine.get("redis-server", "?")}. The real server (uvicorn) and the real
 one score each); a websocket watches one of them while a score is posted to it every
 {LATENCY_POST_EVERY_SECS * 1000:.0f} ms. In the churn phase another game's manage key creates
 {args.create:,} boards with `PUT`, one after another (each one a config change). CPU is the
-broadcaster's share of one core over the phase (/proc/<pid>/stat); latency is from the POST's
+broadcaster's share of one core over the phase (/proc/<pid>/stat), and the share of the phase its
+event loop was ready to run but waited for a CPU (/proc/<pid>/schedstat: the machine's load,
+which stretches ticks without being the broadcaster's work); latency is from the POST's
 answer (the score applied) to the watcher's websocket showing the score, on a websocket worker of
 its own (ms).
 
-| phase | seconds | boards created | broadcaster CPU | latency p50 / p99 | samples |
-|---|---:|---:|---:|---:|---:|
+| phase | seconds | boards created | broadcaster CPU | waiting for a CPU | ticks over 200 ms \
+| latency p50 / p99 | samples | errors |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|
 {_row(quiet)}
 {_row(churn)}
 
-Extra p99 latency in the churn phase: {extra_ticks:.2f} ticks. Targets: broadcaster CPU under
-{TARGET_CPU * 100:.0f}% of a core and the watched board under {TARGET_EXTRA_TICKS:g} tick later: {
-        "met" if met else "NOT met"
-    }.
+Extra latency in the churn phase: {extra_p50:.2f} ticks at p50, {extra_p99:.2f} at p99. Targets:
+broadcaster CPU under {TARGET_CPU * 100:.0f}% of a core, and the watched board's updates under
+{TARGET_EXTRA_TICKS:g} tick later than in the quiet phase: {"met" if met else "NOT met"}.
 
 What it means: a board's creation reloads only that board (the config change log names the game
 and board, `config:{{all}}:changes`), and the broadcaster re-indexes only the games whose config
@@ -264,6 +316,9 @@ def main(argv: list[str] | None = None) -> int:
             processes.append(redis_process)
             env = common.bench_env(var_dir=Path(tmp), redis_url=redis_url)
             env["BROADCAST_TICK_MS"] = str(TICK_MS)
+            # Every process's metrics in one place: the server's /metrics shows the broadcaster's ticks.
+            (Path(tmp) / "metrics").mkdir()
+            env["PROMETHEUS_MULTIPROC_DIR"] = str(Path(tmp) / "metrics")
             for name in ("DJANGO_SETTINGS_MODULE", "VAR_DIR", "REDIS_URL", "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS"):
                 os.environ[name] = env[name]
             os.environ.pop("DATABASE_URL", None)
@@ -297,8 +352,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         finally:
             common.stop_processes(processes)
-    extra_ticks, met = _verdict(quiet, churn)
-    print(f"\nextra p99 latency while creating: {extra_ticks:.2f} ticks; targets {'met' if met else 'NOT met'}")
+    extra_p50, extra_p99, met = _verdict(quiet, churn)
+    verdict = "met" if met else "NOT met"
+    print(f"\nextra latency while creating: p50 {extra_p50:.2f}, p99 {extra_p99:.2f} ticks; targets {verdict}")
     if not args.no_docs:
         common.write_section("board-churn", _section(quiet, churn, args, machine))
     return 0

@@ -350,7 +350,16 @@ def _table(small: Phase, big: Phase) -> str:
 
 | beat task (CPU per run times its rate: share of a core) | reference | idle boards |
 |---|---:|---:|
-{tasks}"""
+{tasks}{_unsettled_note(big)}"""
+
+
+def _unsettled_note(phase: Phase) -> str:
+    if phase.settled:
+        return ""
+    return (
+        "\n\nNot settled: the worker had not stored the whole seed when the window began, so the"
+        "\ndrain's figure above includes storing what was left of it."
+    )
 
 
 def _section(layouts: list[tuple[Phase, Phase]], machine: dict[str, str], secs: float) -> str:

@@ -158,10 +158,15 @@ SCORE_ACK_TIMEOUT_MS = env_int("SCORE_ACK_TIMEOUT_MS", 500, minimum=1)
 # seconds: requests then answer 503 within about a second while Redis is down or hung,
 # instead of holding every client. Every script the product runs takes milliseconds.
 REDIS_TIMEOUT_SECS = env_float("REDIS_TIMEOUT_SECS", 1.0, minimum=0.05)
-# Connections each process's pool holds at most. A command holds one for a round trip
-# (well under a millisecond), so 64 serve thousands of concurrent requests; more only
-# pile work up inside Redis, which runs one command at a time (docs/benchmarks.md).
-REDIS_POOL_SIZE = env_int("REDIS_POOL_SIZE", 64, minimum=1)
+# Connections each process's pool holds at most (opened as needed): about the requests one
+# worker holds at once. A request holds one connection for each of its round trips, which
+# take well under a millisecond on an idle worker but as long as the process waits for a
+# core on a busy machine; then requests past the pool wait, and a wait past
+# REDIS_TIMEOUT_SECS is a 503 (counted as pool saturation, not as Redis down). Measured
+# with 256 concurrent readers on one starved worker: 64 connections turned away 20% of
+# reads, 128 turned away 11%, 256 none (docs/operations.md, "Sizing the Redis pool"). The
+# live sockets need no share of it: their commands go in at most 4 shared pipelines.
+REDIS_POOL_SIZE = env_int("REDIS_POOL_SIZE", 256, minimum=1)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -258,7 +263,7 @@ WS_SOCKETS_PER_ADDRESS = env_int("WS_SOCKETS_PER_ADDRESS", 30, minimum=1)
 WS_ADMITTING_SOCKETS_MAX = env_int("WS_ADMITTING_SOCKETS_MAX", 128, minimum=1)
 # Sockets of one process that may wait in its admission queue; the next one is closed with
 # 1013 at once, counted and logged as load shedding. 5,000 holds a storm of every socket a
-# worker serves (docs/deploy.md; about 40 KiB each while waiting).
+# worker serves (docs/deploy.md; under 100 KiB each, open or waiting).
 WS_ADMISSION_QUEUE_SOCKETS = env_int("WS_ADMISSION_QUEUE_SOCKETS", 5000, minimum=0)
 
 # --- Presence ----------------------------------------------------------------
