@@ -26,12 +26,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import cast
 
-from redis.exceptions import NoScriptError
-
-from core import clock, config, keys, metrics
+from core import clock, config, keys, lua, metrics
 from core.errors import UNAVAILABLE_ERRORS, report_unavailable
 from core.heartbeat import heartbeat
-from core.lua import ensure_loaded
 from core.redis import get_redis
 from games import periods
 from games import selectors as board_reads
@@ -208,24 +205,11 @@ async def _claim(current: dict[str, dict[str, periods.Period]]) -> list[list[str
     A call Redis refuses with NOSCRIPT (its scripts were flushed meanwhile) did not run: it is
     called again alone, after the others ran (which a blind retry of the pipeline would repeat,
     claiming nothing the second time)."""
-    client = get_redis()
     calls = [
-        ([keys.live_periods(ref)], [v for w, p in windows.items() for v in (w, p.id)])
+        (scripts.PERIOD_STARTED, scripts.period_started_call(ref=ref, current={w: p.id for w, p in windows.items()}))
         for ref, windows in current.items()
     ]
-    await ensure_loaded(client, scripts.PERIOD_STARTED, keys=[k for call_keys, _ in calls for k in call_keys])
-    pipe = client.pipeline(transaction=False)
-    for call_keys, args in calls:
-        scripts.PERIOD_STARTED.queue(pipe, call_keys, args)
-    replies = await pipe.execute(raise_on_error=False)
-    started: list[list[str]] = []
-    for (call_keys, args), reply in zip(calls, replies, strict=True):
-        if isinstance(reply, NoScriptError):
-            reply = await scripts.PERIOD_STARTED(client, call_keys, args)
-        elif isinstance(reply, Exception):
-            raise reply
-        started.append([str(window) for window in reply])
-    return started
+    return [scripts.period_started_reply(reply) for reply in await lua.pipelined(get_redis(), calls)]
 
 
 async def _changed_windows(board: config.BoardConfig, now: dt.datetime) -> list[periods.Period]:

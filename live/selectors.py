@@ -3,8 +3,6 @@ the players open pages follow."""
 
 from __future__ import annotations
 
-import json
-
 from core import clock, keys
 from core.config import BoardConfig, GameConfig
 from core.redis import get_redis
@@ -43,25 +41,20 @@ async def recent_snapshot(*, game: GameConfig, limit: int, next_version: bool) -
     ``next_version`` takes a new version in the same call as the read (the broadcaster);
     otherwise the current one is read (a new watcher's first view).
     """
-    slug = game.slug
-    reply = await live_scripts.RECENT_SNAPSHOT(
-        get_redis(),
-        [keys.recent(slug), keys.names(slug), keys.hidden(slug), keys.recent_version(slug)],
-        [limit, "next" if next_version else "current"],
+    version, rows = await live_scripts.recent_snapshot(
+        get_redis(), slug=game.slug, limit=limit, take="next" if next_version else "current"
     )
-    submissions = []
-    for i in range(1, len(reply), 2):
-        row = json.loads(reply[i])
-        submissions.append(
-            RecentSubmission(
-                player_id=row["player_id"],
-                display_name=reply[i + 1] or row["player_id"],
-                score=row["score"],
-                at=clock.from_ms(row["at"]),
-                leaderboard=row.get("leaderboard", ""),
-            )
+    submissions = [
+        RecentSubmission(
+            player_id=row.entry["player_id"],
+            display_name=row.name or row.entry["player_id"],
+            score=row.entry["score"],
+            at=clock.from_ms(row.entry["at"]),
+            leaderboard=row.entry.get("leaderboard", ""),
         )
-    return submissions, int(reply[0])
+        for row in rows
+    ]
+    return submissions, version
 
 
 async def followed_players(*, game: GameConfig) -> list[str]:

@@ -1,8 +1,9 @@
 -- Claim the announcements of periods' starts: each rollover is claimed by
 -- exactly one caller, however many broadcasters run.
 --
--- KEYS[1] live-periods HASH (period -> id last seen)
--- ARGV pairs: period name, its current id
+-- KEYS[1] periods       live-periods HASH (period -> id last seen)
+-- ARGV[1..] per window: name, period_id
+--   (a window's name and the id of its current period)
 -- Returns the period names that rolled over (the stored id was another one);
 -- a first sighting only records the id: nothing rolled over.
 

@@ -3,10 +3,12 @@
 -- a new version in the same call as the read keeps versions in snapshot order,
 -- however many broadcasters run.
 --
--- KEYS[1] recent submissions LIST (JSON, newest first)
--- KEYS[2] names HASH, KEYS[3] hidden SET
--- KEYS[4] recent version STRING (a counter)
--- ARGV[1] how many submissions, ARGV[2] 'next' (a new version) | 'current'
+-- KEYS[1] recent        recent submissions LIST (JSON, newest first)
+-- KEYS[2] names         names HASH
+-- KEYS[3] hidden        hidden SET
+-- KEYS[4] version       recent version STRING (a counter)
+-- ARGV[1] limit         how many submissions
+-- ARGV[2] take          'next' (a new version) | 'current'
 -- Returns {version, (entry JSON, name or false)...} for the shown entries, newest first.
 
 local rows = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)

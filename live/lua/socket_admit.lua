@@ -3,9 +3,12 @@
 -- than the cap, keeps its place by beating, and gives it up when it closes. A
 -- socket whose process died stops beating and ages out after its lifetime.
 --
--- KEYS[1] the address's sockets ZSET (socket id -> when its place lapses, ms)
--- ARGV[1] 'admit' (also a socket's beat) | 'release'
--- ARGV[2] socket id, ARGV[3] now (epoch ms), ARGV[4] a place's lifetime (ms), ARGV[5] the cap
+-- KEYS[1] sockets       the address's sockets ZSET (socket id -> when its place lapses, ms)
+-- ARGV[1] op            'admit' (also a socket's beat) | 'release'
+-- ARGV[2] socket        socket id
+-- ARGV[3] now_ms        now, epoch ms
+-- ARGV[4] lifetime      a place's lifetime, ms
+-- ARGV[5] cap           most open sockets per address
 -- Returns 1 (admitted, or its place renewed; 'release': done), 0 (refused: the address is at its cap)
 
 local now = tonumber(ARGV[3])

@@ -38,7 +38,7 @@ from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from core import clock, keys, logs, metrics
+from core import clock, logs, metrics
 from core.addresses import client_address
 from core.errors import UNAVAILABLE_ERRORS, report_unavailable
 from core.redis import coalescing, get_redis
@@ -219,12 +219,15 @@ class LiveSocket(AsyncWebsocketConsumer):
 
     async def _place(self, op: str) -> bool:
         address = client_address((self.scope.get("client") or ("", 0))[0])
-        admitted = await scripts.SOCKET_ADMIT(
+        return await scripts.socket_admit(
             get_redis(),
-            [keys.address_sockets(address)],
-            [op, self.socket_id, clock.now_ms(), SOCKET_PLACE_MS, settings.WS_SOCKETS_PER_ADDRESS],
+            address=address,
+            socket_id=self.socket_id,
+            op="admit" if op == "admit" else "release",
+            now_ms=clock.now_ms(),
+            lifetime_ms=SOCKET_PLACE_MS,
+            cap=settings.WS_SOCKETS_PER_ADDRESS,
         )
-        return bool(admitted)
 
     async def disconnect(self, code: int) -> None:
         self.closing = True

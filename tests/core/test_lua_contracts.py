@@ -48,10 +48,6 @@ NOT_YET_BOUND = frozenset(
         "close_sweep",
         "ledger_consumers_prune",
         "ledger_trim",
-        # live/lua/
-        "period_started",
-        "recent_snapshot",
-        "socket_admit",
     }
 )
 

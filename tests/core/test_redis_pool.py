@@ -136,12 +136,14 @@ async def test_it_runs_a_script_redis_has_forgotten() -> None:
     with coalescing():
         admitted = await asyncio.gather(
             *(
-                live_scripts.SOCKET_ADMIT(get_redis(), ["ws:{a}:sockets"], ["admit", f"s{i}", 1000, 60_000, 100])
+                live_scripts.socket_admit(
+                    get_redis(), address="a", socket_id=f"s{i}", op="admit", now_ms=1000, lifetime_ms=60_000, cap=100
+                )
                 for i in range(20)
             )
         )
 
-    assert admitted == [1] * 20
+    assert admitted == [True] * 20
 
 
 async def test_it_fails_each_command_of_a_pipeline_redis_never_answered(redis_unreachable: str) -> None:
