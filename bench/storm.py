@@ -1,6 +1,6 @@
 """``make bench-storm``: 3,000 websockets opening at once on one websocket worker.
 
-    .venv/bin/python bench/storm.py [--clients 3000] [--api-readers 64] [--pool-sizes 8,16,32,64,128]
+    .venv/bin/python bench/storm.py [--clients 3000] [--api-readers 32] [--pool-sizes 8,16,32,64,128,256]
                                     [--no-floor] [--no-docs] [--log FILE] [--profile FILE]
 
 Starts its own embedded Redis and SQLite in a temp dir, then, each on a fresh worker:
@@ -18,9 +18,10 @@ Starts its own embedded Redis and SQLite in a temp dir, then, each on a fresh wo
 * **the floor** (unless ``--no-floor``): the same storm against bench/floor_app.py, a bare
   ASGI app on the same uvicorn that accepts and answers a subscribe with one frame: what
   uvicorn and the handshakes cost on this machine now, whatever else runs on it;
-* **the storm beside the API**: the same storm while ``--api-readers`` closed-loop readers
-  of the board's top 50 use the same worker (the API and the sockets in one process, as
-  WEB_WS_WORKERS=0 runs them): their answers and latency;
+* **the storm beside the API**: the same storm while ``--api-readers`` readers of the
+  board's top 50, each pausing API_READER_PAUSE_SECS between reads, use the same worker (the
+  API and the sockets in one process, as WEB_WS_WORKERS=0 runs them): their answers and
+  latency;
 * **the pool**: for each of ``--pool-sizes``, ``POOL_READERS`` API readers alone for
   ``API_ONLY_SECS`` on a worker with that REDIS_POOL_SIZE: reads/s, p50 / p99, 503s, pool
   waits and exhaustions (the measurement docs/operations.md sizes the pool from).
@@ -80,14 +81,22 @@ OPEN_FILES_SPARE = 512
 METRICS_TIMEOUT_SECS = 120.0
 PRODUCT_APP = "leaderboard_site.asgi:application"
 FLOOR_APP = "bench.floor_app:app"
+# The listening socket's backlog of every worker here (uvicorn's --backlog, by its UVICORN_BACKLOG
+# variable): 4,096, the kernel's somaxconn, holds a storm of 3,000. At uvicorn's default (2,048)
+# the kernel drops the connections past it and the clients' TCP retries them 1, 3, 7 and 15 s
+# later: most of a storm's time, on the product and the floor alike (docs/deploy.md).
+BACKLOG = 4096
 # The floor's tick, off: a storm measures handshakes, not the fan-out of frames.
 FLOOR_TICK_OFF_MS = 3_600_000
 API_KEY_REQUESTS_PER_MINUTE = 10_000_000
 # The pool phase: this many closed-loop API readers, this long, per pool size.
 POOL_READERS = 256
 API_ONLY_SECS = 10.0
-DEFAULT_API_READERS = 64
-DEFAULT_POOL_SIZES = "8,16,32,64,128"
+# Beside the storm: this many readers, each pausing this long between reads (a steady API load,
+# not one that takes every cycle the worker has: that would starve anything beside it).
+DEFAULT_API_READERS = 32
+API_READER_PAUSE_SECS = 0.1
+DEFAULT_POOL_SIZES = "8,16,32,64,128,256"
 # Server-side counters reported per run (read from the worker's /metrics).
 COUNTERS = {
     "shed": ("leaderboard_socket_admissions_shed_total", {}),
@@ -265,8 +274,9 @@ class ApiResult:
         return common.percentile(self.latencies_ms, quantile)
 
 
-async def _read_api(port: int, readers: int, stop: Any) -> ApiResult:
-    """``readers`` closed-loop readers of the board's top 50 until ``stop`` (a threading.Event) is set."""
+async def _read_api(port: int, readers: int, stop: Any, pause_secs: float) -> ApiResult:
+    """``readers`` closed-loop readers of the board's top 50 (each pausing ``pause_secs`` after
+    each answer) until ``stop`` (a threading.Event) is set."""
     result = ApiResult(readers)
     request = Request("GET", f"/api/v1/games/{GAME_SLUG}/leaderboards/{BOARD}/{PERIOD}?limit=50")
     started = time.monotonic()
@@ -285,6 +295,8 @@ async def _read_api(port: int, readers: int, stop: Any) -> ApiResult:
                     continue
                 result.statuses[str(status)] += 1
                 result.latencies_ms.append((time.monotonic() - sent) * 1000)
+                if pause_secs:
+                    await asyncio.sleep(pause_secs)
         finally:
             await conn.close()
 
@@ -297,14 +309,14 @@ async def _read_api(port: int, readers: int, stop: Any) -> ApiResult:
 class ApiReaders:
     """API readers on a thread of their own (their event loop beside the benchmark's work)."""
 
-    def __init__(self, port: int, readers: int) -> None:
+    def __init__(self, port: int, readers: int, pause_secs: float) -> None:
         import threading
 
         self.stop = threading.Event()
         self.result: ApiResult | None = None
 
         def run() -> None:
-            self.result = asyncio.run(_read_api(port, readers, self.stop))
+            self.result = asyncio.run(_read_api(port, readers, self.stop, pause_secs))
 
         self.thread = threading.Thread(target=run, name="api-readers", daemon=True)
         self.thread.start()
@@ -332,6 +344,7 @@ class Run:
     others_cpu_secs: dict[str, float] = field(default_factory=dict)  # the client processes', Redis's
     rss_growth_bytes: int = 0  # the worker's memory grown over the storm (every socket open)
     load_average: float = 0.0
+    listen_drops: int = 0  # connections the kernel dropped at the full listen queue (this machine's, all sockets)
     api: ApiResult | None = None
     warnings: Counter[str] = field(default_factory=Counter)
 
@@ -366,6 +379,16 @@ def _system_seconds(pid: int) -> float:
     """CPU time the kernel spent for a process (its sockets' syscalls), from /proc."""
     raw = Path(f"/proc/{pid}/stat").read_bytes()
     return int(raw[raw.rindex(b")") + 2 :].split()[12]) / os.sysconf("SC_CLK_TCK")
+
+
+def _listen_drops() -> int:
+    """Connections the kernel dropped because a listen queue was full, so far (TcpExt ListenDrops)."""
+    lines = Path("/proc/net/netstat").read_text().splitlines()
+    for names, values in zip(lines[::2], lines[1::2], strict=False):
+        fields = dict(zip(names.split(), values.split(), strict=False))
+        if "ListenDrops" in fields:
+            return int(fields["ListenDrops"])
+    return 0
 
 
 def _metrics(port: int, *, floor: bool) -> dict[str, float]:
@@ -415,6 +438,7 @@ class Setup:
     redis_pid: int
     log: Path
     profile: Path | None
+    backlog: int
 
 
 def _run(setup: Setup, *, name: str, clients: int, pool_size: int, api_readers: int, floor: bool = False) -> Run:
@@ -422,7 +446,7 @@ def _run(setup: Setup, *, name: str, clients: int, pool_size: int, api_readers: 
     API readers alone for API_ONLY_SECS), with ``api_readers`` readers beside it."""
     port = common.free_port()
     setup.log.write_bytes(b"")
-    env = {**setup.env, "REDIS_POOL_SIZE": str(pool_size), "LOG_FORMAT": "json"}
+    env = {**setup.env, "REDIS_POOL_SIZE": str(pool_size), "LOG_FORMAT": "json", "UVICORN_BACKLOG": str(setup.backlog)}
     if floor:
         env["FLOOR_TICK_MS"] = str(FLOOR_TICK_OFF_MS)
     with _stderr_to(setup.log):
@@ -437,8 +461,11 @@ def _run(setup: Setup, *, name: str, clients: int, pool_size: int, api_readers: 
         try:
             rss, cpu = common.rss_bytes(server.pid), common.cpu_seconds(server.pid, with_descendants=True)
             system = _system_seconds(server.pid)
+            drops = _listen_drops()
             others = _others_cpu(fleet, setup.redis_pid)
-            readers = ApiReaders(port, api_readers) if api_readers else None
+            # Beside a storm, a steady load; alone (the pool runs), as much as the worker takes.
+            pause = API_READER_PAUSE_SECS if clients else 0.0
+            readers = ApiReaders(port, api_readers, pause) if api_readers else None
             if fleet is not None:
                 _, run.outcomes = fleet.storm()
             else:
@@ -447,6 +474,7 @@ def _run(setup: Setup, *, name: str, clients: int, pool_size: int, api_readers: 
             run.system_secs = _system_seconds(server.pid) - system
             run.others_cpu_secs = {k: v - others[k] for k, v in _others_cpu(fleet, setup.redis_pid).items()}
             run.rss_growth_bytes = common.rss_bytes(server.pid) - rss
+            run.listen_drops = _listen_drops() - drops
             run.load_average = os.getloadavg()[0]
             run.api = readers.finish() if readers else None
             time.sleep(SETTLE_SECS)
@@ -500,7 +528,8 @@ def _print(run: Run) -> None:
             f"    admitted {len(run.admitted):,} of {run.clients:,}{f' (others: {others})' if others else ''}; "
             f"all admitted in {_secs(run.all_admitted_secs)}; 101 p50 / p99 {_ms(run.accept_ms(0.5))} / "
             f"{_ms(run.accept_ms(0.99))} ms; snapshot p50 / p99 {_ms(run.snapshot_ms(0.5))} / "
-            f"{_ms(run.snapshot_ms(0.99))} ms; memory +{run.rss_growth_bytes / run.clients / 1024:.0f} KiB/socket"
+            f"{_ms(run.snapshot_ms(0.99))} ms; memory +{run.rss_growth_bytes / run.clients / 1024:.0f} KiB/socket; "
+            f"{run.listen_drops:,} connections dropped at the listen queue"
         )
     lines.append(
         f"    worker CPU {run.cpu_secs:.1f} s ({run.system_secs:.1f} s system), {cpu}; counters {run.counters}"
@@ -550,12 +579,29 @@ POOL_HEADER = (
 def _verdict(storms: list[Run]) -> str:
     sentences = []
     for run in storms:
-        met = run.all_admitted_secs <= TARGET_ALL_ADMITTED_SECS
-        sentences.append(
-            f"{run.name}: {len(run.admitted):,} of {run.clients:,} admitted without a retry, the last after "
-            f"{_secs(run.all_admitted_secs)} ({'within' if met else 'past'} the {TARGET_ALL_ADMITTED_SECS:g} s target)"
-        )
-    return "; ".join(sentences) + "."
+        if run.name == "storm":
+            met = run.all_admitted_secs <= TARGET_ALL_ADMITTED_SECS
+            sentences.append(
+                f"On one websocket worker, {len(run.admitted):,} of {run.clients:,} sockets were admitted without a "
+                f"retry, the last after {_secs(run.all_admitted_secs)} ({'within' if met else 'past'} the "
+                f"{TARGET_ALL_ADMITTED_SECS:g} s target), with {run.count('refused'):,} refused and no pool wait "
+                f"running out ({run.counters['pool exhausted']:,.0f}) nor outage counted "
+                f"({run.counters['backend errors (redis)']:,.0f})."
+            )
+        elif run.name == "floor":
+            sentences.append(
+                f"The floor took {_secs(run.all_admitted_secs)} and {run.cpu_secs / run.clients * 1000:.1f} ms of CPU "
+                "per socket: what uvicorn, the handshakes and this machine's clients cost before any product code."
+            )
+        elif run.api is not None:
+            errors = sum(n for status, n in run.api.statuses.items() if status != "200")
+            sentences.append(
+                f"Beside the API on the same worker the storm took {_secs(run.all_admitted_secs)}, the reads taking "
+                f"most of the worker's CPU, and {errors:,} of {sum(run.api.statuses.values()):,} reads got another "
+                "answer than 200: the storm never took the API's connections (and WEB_WS_WORKERS gives sockets a "
+                "worker of their own)."
+            )
+    return " ".join(sentences)
 
 
 def _section(storms: list[Run], pools: list[Run], *, machine: dict[str, str], settings: dict[str, str]) -> str:
@@ -579,9 +625,9 @@ The pool, {POOL_READERS} closed-loop API readers of the top 50 alone for {API_ON
 Last run: {common.utc_now_text()}. Machine: {machine_text}.
 
 - The real websocket worker as WEB_WS_WORKERS=1 runs it (one uvicorn worker, the product's ASGI app, production
-  settings, JSON logs; {settings_text}), a fresh one per row, and a game with one board holding {SEEDED_PLAYERS}
-  scores. *The floor*: bench/floor_app.py on the same uvicorn, a bare ASGI app that accepts and answers a subscribe
-  with one frame, stormed the same way in the same run.
+  settings, JSON logs, a listen backlog of {BACKLOG:,}), a fresh one per row, and a game with one board holding
+  {SEEDED_PLAYERS} scores. Settings: {settings_text}. *The floor*: bench/floor_app.py on the same uvicorn, a bare
+  ASGI app that accepts and answers a subscribe with one frame, stormed the same way in the same run.
 - The storm: client processes ({SOCKETS_PER_CLIENT_PROCESS} sockets each at most, on the same machine) open every
   socket at one instant, with no retry (permessage-deflate offered, as browsers do); each sends a `subscribe`
   (daily, limit {LIMIT}) once open and counts as admitted when its snapshot arrives. *Refused*: closed before that;
@@ -592,13 +638,14 @@ Last run: {common.utc_now_text()}. Machine: {machine_text}.
   `leaderboard_redis_pool_exhausted_total`, `leaderboard_backend_errors_total{{backend="redis"}}`). *CPU*: from the
   storm's start to the last outcome (per socket in brackets); the client processes' beside it. *Load average*: the
   machine's at the end of the run (other work shares its cores).
-- *Beside the API*: the same storm while {DEFAULT_API_READERS} closed-loop readers of the board's top 50 use the same
-  worker (the API and the sockets in one process, as WEB_WS_WORKERS=0 runs them).
+- *Beside the API*: the same storm while {DEFAULT_API_READERS} readers of the board's top 50, each pausing
+  {API_READER_PAUSE_SECS * 1000:g} ms between reads, use the same worker (the API and the sockets in one process, as
+  WEB_WS_WORKERS=0 runs them).
 
 {STORM_HEADER}
 {storm_rows}
 {pool_table}
-{_verdict([r for r in storms if r.name != "floor"])}
+{_verdict(storms)}
 """
 
 
@@ -650,6 +697,12 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--pool-sizes", default=DEFAULT_POOL_SIZES, help="REDIS_POOL_SIZE values of the pool runs ('': none)"
     )
     parser.add_argument("--no-floor", action="store_true", help="no storm against bench/floor_app.py")
+    parser.add_argument(
+        "--backlog",
+        type=int,
+        default=BACKLOG,
+        help="the workers' listen backlog (uvicorn's --backlog; implies --no-docs)",
+    )
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
     parser.add_argument("--log", type=Path, metavar="FILE", help="keep the last worker's log (JSON lines) in FILE")
     parser.add_argument(
@@ -668,6 +721,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--pool-sizes must be at least 1")
     if args.profile:
         args.no_docs, args.no_floor, args.api_readers, args.pools = True, True, 0, []
+    if args.backlog != BACKLOG:
+        args.no_docs = True  # another configuration than the documented one
     return args
 
 
@@ -698,7 +753,7 @@ def main(argv: list[str] | None = None) -> int:
             _seed(env)
             settings = _settings_of(env)
             print(f"settings: {settings}", flush=True)
-            setup = Setup(env, redis_process.pid, args.log or Path(tmp) / "worker.log", args.profile)
+            setup = Setup(env, redis_process.pid, args.log or Path(tmp) / "worker.log", args.profile, args.backlog)
             pool = int(settings["REDIS_POOL_SIZE"])
             print(f"\n{args.clients:,} sockets at once...", flush=True)
             storms.append(_run(setup, name="storm", clients=args.clients, pool_size=pool, api_readers=0))
