@@ -63,16 +63,16 @@ bench-archive: $(STAMP)
 bench-broadcaster: $(STAMP)
 	$(PY) bench/broadcaster.py
 
+# The broadcaster while 1,000 boards are created by API one after another (bench/board_churn.py).
+.PHONY: bench-board-churn
+bench-board-churn: $(STAMP)
+	$(PY) bench/board_churn.py
+
 # What idle boards cost the background (Celery worker and beat, the broadcaster, live latency):
 # 10 active boards alone, then beside 10,000 idle ones (bench/idle.py, docs/benchmarks.md).
 .PHONY: bench-idle
 bench-idle: $(STAMP)
 	$(PY) bench/idle.py
-
-# The broadcaster while 1,000 boards are created by API one after another (bench/board_churn.py).
-.PHONY: bench-board-churn
-bench-board-churn: $(STAMP)
-	$(PY) bench/board_churn.py
 
 bench-cluster: $(STAMP)
 	$(PY) bench/cluster.py
