@@ -44,7 +44,8 @@ from core.errors import UNAVAILABLE_ERRORS, report_unavailable
 from core.redis import coalescing, get_redis
 
 from .. import events, fanout, scripts
-from . import admission, messages
+from .admission import Opening
+from .messages import Action, Refusal, parse
 from .guard import CLIENT_GONE, CLOSE_TRY_AGAIN, OPENING, RAW_SEND, new_id
 
 logger = logging.getLogger("live.sockets")
@@ -103,7 +104,7 @@ class TokenBucket:
 class LiveSocket(AsyncWebsocketConsumer):
     """Subclasses set ``actions`` (name -> messages.Action) and implement :meth:`start` and :meth:`take`."""
 
-    actions: ClassVar[dict[str, messages.Action[Any]]] = {}
+    actions: ClassVar[dict[str, Action[Any]]] = {}
     channel_layer_alias = NO_CHANNEL_LAYER
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -149,7 +150,7 @@ class LiveSocket(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         # This runs in the socket's turn of the admission queue (OutageGuard took it); it is
         # given back once the socket is open or refused.
-        opening: admission.Opening | None = self.scope.get(OPENING)
+        opening: Opening | None = self.scope.get(OPENING)
         try:
             opened = await self._open()
         finally:
@@ -371,8 +372,8 @@ class LiveSocket(AsyncWebsocketConsumer):
         message = await self._parse(text_data)
         if message is None:
             return
-        parsed = messages.parse(self.actions, message)
-        if isinstance(parsed, messages.Refusal):
+        parsed = parse(self.actions, message)
+        if isinstance(parsed, Refusal):
             await self.error(parsed.code, self.refusal_text(parsed, message))
             return
         action, request = parsed
@@ -382,7 +383,7 @@ class LiveSocket(AsyncWebsocketConsumer):
             report_unavailable(error, during=f"a socket's {message['action']}")
             await self.error("unavailable", "The live service is briefly unavailable; try again.")
 
-    def refusal_text(self, refusal: messages.Refusal, message: dict[str, Any]) -> str:
+    def refusal_text(self, refusal: Refusal, message: dict[str, Any]) -> str:
         """What the ``error`` for a refused message says (a socket fills in its game's names)."""
         return refusal.message
 

@@ -19,7 +19,7 @@ from uvicorn.protocols.utils import ClientDisconnected
 from core import clock, logs, metrics
 from core.errors import UNAVAILABLE_ERRORS, report_unavailable
 
-from . import admission
+from .admission import Opening, Shed, gate
 
 logger = logging.getLogger("live.sockets")
 
@@ -92,10 +92,10 @@ class OutageGuard:
         request_id = logs.request_id_from(header.decode("latin-1")) if header else new_id()
         with logs.context(request_id=request_id):
             arrived_at = clock.monotonic()
-            opening = admission.Opening(admission.gate())
+            opening = Opening(gate())
             try:
                 await opening.take()
-            except admission.Shed:
+            except Shed:
                 _shed()
                 with contextlib.suppress(*CLIENT_GONE):
                     await _refuse(receive, send)
