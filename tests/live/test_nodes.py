@@ -27,10 +27,10 @@ from tests.real_server import REPO_DIR, node_env, setup_node, start_web, stop_al
 
 GAME = "nodes"
 TICK_MS = 200
-# A submission through one node reaches a socket on the other by the next tick; the rest of
-# this bound is slack for a loaded test machine (the fan-out benchmark measures the latency).
-CROSS_NODE_SECS = TICK_MS / 1000 + 0.8
-WAIT_SECS = 10.0
+# How long a test waits for what must arrive. It asserts that it arrives, not how fast: the
+# latency is measured by bench/fanout.py (docs/benchmarks.md), never by a timed test, which a
+# loaded CI machine fails at random.
+WAIT_SECS = 10.0 + ANNOUNCER_LEASE_MS / 1000
 
 
 @dataclass
@@ -116,22 +116,18 @@ async def test_it_feeds_a_socket_on_one_node_from_a_submission_through_the_other
             await watch.send({"action": "presence"})
             await watch.until(lambda m: m["type"] == "standings")
 
-        accepted = await _submit(node_a, nodes.raw_key, "ann", 100)
-        arrived, _ = await on_b.until(_lists("ann"))
-        assert arrived - accepted <= CROSS_NODE_SECS
+        await _submit(node_a, nodes.raw_key, "ann", 100)
+        await on_b.until(_lists("ann"))
         # Two open pages, one on each node: both nodes count both.
         for watch in (on_a, on_b):
             await watch.until(_watching(2))
 
         # One broadcaster dies: the other does all the work, presence included once its lease lapses.
         nodes.broadcasters[0].kill()
-        accepted = await _submit(node_b, nodes.raw_key, "bob", 200)
-        arrived, _ = await on_a.until(_lists("bob"))
-        assert arrived - accepted <= CROSS_NODE_SECS + ANNOUNCER_LEASE_MS / 1000
+        await _submit(node_b, nodes.raw_key, "bob", 200)
+        await on_a.until(_lists("bob"))
         third = await _socket(node_a)
-        started = time.monotonic()
-        arrived, _ = await on_b.until(_watching(3))
-        assert arrived - started <= ANNOUNCER_LEASE_MS / 1000 + CROSS_NODE_SECS
+        await on_b.until(_watching(3))
         await third.close()
         await on_b.until(_watching(2))
 
