@@ -40,6 +40,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
+import hiredis
 import redis.asyncio as aioredis
 from django.conf import settings
 from redis.asyncio.cluster import RedisCluster
@@ -76,8 +77,25 @@ _bridge_loop: asyncio.AbstractEventLoop | None = None
 _bridge_lock = threading.Lock()
 
 
+# The argument types hiredis packs exactly as redis-py's encoder does (bool is not one: redis-py
+# refuses it; a float's digits may differ; a memoryview is left to redis-py's chunking).
+_HIREDIS_PACKS = frozenset({str, bytes, int})
+
+
 class CheckedConnection(Connection):
-    """A pooled connection that replaces itself when its health check finds it closed."""
+    """A pooled connection that replaces itself when its health check finds it closed, and
+    packs commands with hiredis's C packer (redis-py's asyncio connection packs in a Python
+    loop, an eighth of a submission's time on the client; the sync client already uses it)."""
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        if not all(type(arg) in _HIREDIS_PACKS for arg in args):
+            return super().pack_command(*args)
+        if isinstance(args[0], str) and " " in args[0]:
+            # A command name with a subcommand in it ("SCRIPT LOAD") goes as separate words.
+            args = (*args[0].split(), *args[1:])
+        elif isinstance(args[0], bytes) and b" " in args[0]:
+            args = (*args[0].split(), *args[1:])
+        return [hiredis.pack_command(args)]
 
     async def check_health(self) -> None:
         try:
