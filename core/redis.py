@@ -88,7 +88,7 @@ class CheckedConnection(Connection):
     loop, an eighth of a submission's time on the client; the sync client already uses it)."""
 
     def pack_command(self, *args: Any) -> list[bytes]:
-        if not all(type(arg) in _HIREDIS_PACKS for arg in args):
+        if not _HIREDIS_PACKS.issuperset(map(type, args)):
             return super().pack_command(*args)
         if isinstance(args[0], str) and " " in args[0]:
             # A command name with a subcommand in it ("SCRIPT LOAD") goes as separate words.

@@ -1,8 +1,11 @@
 -- Acknowledge a close job that succeeded: forget its claim, attempts and last error.
 -- Only the current claim holder may ack (see close_claim.lua: the token is the deadline).
 --
--- KEYS[1] claims ZSET, KEYS[2] attempts HASH, KEYS[3] last-errors HASH
--- ARGV[1] job, ARGV[2] claim token (its deadline, ms)
+-- KEYS[1] claims        claims ZSET (job -> visibility deadline, ms)
+-- KEYS[2] attempts      attempts HASH (job -> failed attempts so far)
+-- KEYS[3] errors        last-errors HASH (job -> the last failure, for admin)
+-- ARGV[1] job           the job ('<period>:<period id>')
+-- ARGV[2] token         the claim token (its deadline, ms)
 -- Returns 1 if acknowledged, 0 if the claim was no longer this worker's
 
 local held = redis.call('ZSCORE', KEYS[1], ARGV[1])

@@ -5,12 +5,12 @@
 -- job is still claimed with that exact deadline, so a worker whose claim was
 -- reaped and given to another cannot touch the new owner's claim.
 --
--- KEYS[1] due ZSET (job -> when due, ms)
--- KEYS[2] claims ZSET (job -> visibility deadline, ms)
--- KEYS[3] attempts HASH (job -> failed attempts so far)
--- ARGV[1] now, epoch ms
--- ARGV[2] visibility timeout, ms
--- ARGV[3] at most this many jobs per call
+-- KEYS[1] due           due ZSET (job -> when due, ms)
+-- KEYS[2] claims        claims ZSET (job -> visibility deadline, ms)
+-- KEYS[3] attempts      attempts HASH (job -> failed attempts so far)
+-- ARGV[1] now_ms        now, epoch ms
+-- ARGV[2] visibility_ms visibility timeout, ms
+-- ARGV[3] limit         at most this many jobs per call
 -- Returns {job, attempts so far, deadline (the claim token), ...}, oldest due first
 
 local deadline = tonumber(ARGV[1]) + tonumber(ARGV[2])

@@ -3,11 +3,18 @@
 -- (base * 2^(attempts-1), capped) or, at the last attempt, move it to the
 -- dead-letter ZSET, where admin shows it with a retry action.
 --
--- KEYS[1] due ZSET, KEYS[2] claims ZSET, KEYS[3] attempts HASH, KEYS[4] dead ZSET,
--- KEYS[5] last-errors HASH (job -> the last failure, for admin)
--- ARGV[1] job, ARGV[2] claim token (its deadline, ms), ARGV[3] now, epoch ms
--- ARGV[4] backoff base, ms; ARGV[5] backoff cap, ms; ARGV[6] max attempts
--- ARGV[7] error text
+-- KEYS[1] due           due ZSET (job -> when due, ms)
+-- KEYS[2] claims        claims ZSET (job -> visibility deadline, ms)
+-- KEYS[3] attempts      attempts HASH (job -> failed attempts so far)
+-- KEYS[4] dead          dead-letter ZSET (job -> when it died, ms)
+-- KEYS[5] errors        last-errors HASH (job -> the last failure, for admin)
+-- ARGV[1] job           the job ('<period>:<period id>')
+-- ARGV[2] token         the claim token (its deadline, ms)
+-- ARGV[3] now_ms        now, epoch ms
+-- ARGV[4] backoff_ms    backoff base, ms
+-- ARGV[5] cap_ms        backoff cap, ms
+-- ARGV[6] max_attempts  attempts before the job is dead
+-- ARGV[7] error         error text
 -- Returns {'retry', attempts, due ms} | {'dead', attempts, now} | {'lost', 0, 0} when
 --   the claim was no longer this worker's (nothing changed)
 

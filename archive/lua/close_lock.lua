@@ -2,10 +2,10 @@
 -- close job and `manage.py archive_period` could otherwise interleave). The value is
 -- the run's token; it is extended once per chunk and expires if its holder dies.
 --
--- KEYS[1] lock STRING
--- ARGV[1] 'take' | 'extend' | 'release'
--- ARGV[2] token (the run id)
--- ARGV[3] lifetime, ms ('take' and 'extend')
+-- KEYS[1] lock          the period's archive lock STRING
+-- ARGV[1] op            'take' | 'extend' | 'release'
+-- ARGV[2] token         the run id
+-- ARGV[3] lifetime_ms   lifetime, ms ('take' and 'extend')
 -- Returns 1 on success; 0 if another run holds the lock ('take') or this run no
 --   longer does ('extend', 'release')
 

@@ -3,10 +3,15 @@
 -- worker every time must end in the dead-letter ZSET, not loop forever. It is due
 -- again at once; the visibility timeout it waited out is its backoff.
 --
--- KEYS[1] due ZSET, KEYS[2] claims ZSET, KEYS[3] attempts HASH, KEYS[4] dead ZSET,
--- KEYS[5] last-errors HASH
--- ARGV[1] now, epoch ms; ARGV[2] max attempts; ARGV[3] at most this many claims per call
--- ARGV[4] error text recorded for each reaped job
+-- KEYS[1] due           due ZSET (job -> when due, ms)
+-- KEYS[2] claims        claims ZSET (job -> visibility deadline, ms)
+-- KEYS[3] attempts      attempts HASH (job -> failed attempts so far)
+-- KEYS[4] dead          dead-letter ZSET (job -> when it died, ms)
+-- KEYS[5] errors        last-errors HASH (job -> the last failure, for admin)
+-- ARGV[1] now_ms        now, epoch ms
+-- ARGV[2] max_attempts  attempts before a job is dead
+-- ARGV[3] limit         at most this many claims per call
+-- ARGV[4] error         error text recorded for each reaped job
 -- Returns {job, 'due' | 'dead', ...}
 
 local now = tonumber(ARGV[1])

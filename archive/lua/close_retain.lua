@@ -5,10 +5,14 @@
 -- Idempotent: a key that already has an expiry keeps it, and so does its index
 -- entry, so a repeated archive call never extends the retention.
 --
--- KEYS[1] board ZSET, KEYS[2] boards index ZSET, KEYS[3] the board's hidden stash ZSET,
--- KEYS[4] the board's version counter STRING, KEYS[5] the board's entry metadata HASH,
--- KEYS[6] the board's members HASH
--- ARGV[1] retention, ms; ARGV[2] the expiry as an epoch ms (index score)
+-- KEYS[1] board         the period board ZSET
+-- KEYS[2] boards_index  boards index ZSET (board key -> expiry ms, '+inf' until archived)
+-- KEYS[3] stash         the board's hidden-players stash ZSET
+-- KEYS[4] version       the board's version counter STRING
+-- KEYS[5] meta          the board's entry metadata HASH
+-- KEYS[6] members       the board's members HASH
+-- ARGV[1] retention_ms  retention, ms
+-- ARGV[2] expires_ms    the expiry as an epoch ms (index score)
 -- Returns 1 if the board existed, 0 if not (its stash, counter and index entry are
 --   handled either way)
 

@@ -2,11 +2,14 @@
 -- holds of the background's work, in one call, so that a sweep costs one command a board.
 -- Read only.
 --
--- KEYS[1] ledger STREAM, KEYS[2] close jobs due ZSET, KEYS[3] claims ZSET, KEYS[4] dead ZSET,
--- KEYS[5] boards index ZSET (board key -> expiry ms, '+inf' until archived)
--- ARGV[1] now, epoch ms
--- ARGV[2] the prefix of the board's period keys ('lb:{game.board}:'): a period board's key is
---   that prefix and its close job's name ('<period>:<period id>')
+-- KEYS[1] ledger        ledger STREAM
+-- KEYS[2] due           close jobs due ZSET (job -> when due, ms)
+-- KEYS[3] claims        claims ZSET (job -> visibility deadline, ms)
+-- KEYS[4] dead          dead-letter ZSET (job -> when it died, ms)
+-- KEYS[5] boards_index  boards index ZSET (board key -> expiry ms, '+inf' until archived)
+-- ARGV[1] now_ms        now, epoch ms
+-- ARGV[2] prefix        the prefix of the board's period keys ('lb:{game.board}:'): a period
+--   board's key is that prefix and its close job's name ('<period>:<period id>')
 -- Returns {ledger entries not stored, its earliest due job or claim deadline (ms; '' if none),
 --   dead jobs, then pairs: the job of an indexed period board that is neither due, claimed nor
 --   dead, and 1 if that board has its retention expiry (its archive completed) else 0}

@@ -3,10 +3,10 @@
 -- behind). Atomic, so a consumer that reads between the check and the delete
 -- cannot lose the entries it holds.
 --
--- KEYS[1] ledger STREAM
--- ARGV[1] consumer group
--- ARGV[2] idle time after which an empty consumer is dropped, ms
--- ARGV[3] the calling consumer (never dropped)
+-- KEYS[1] ledger        ledger STREAM
+-- ARGV[1] group         the drain's consumer group
+-- ARGV[2] idle_ms       idle time after which an empty consumer is dropped, ms
+-- ARGV[3] consumer      the calling consumer (never dropped)
 -- Returns the number of consumers dropped.
 
 local dropped = 0

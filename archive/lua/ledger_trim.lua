@@ -3,8 +3,8 @@
 -- reaches its cap: back-pressure instead of losing accepted scores). Safe against a
 -- drain reading meanwhile: entries read later are newer than the floor kept here.
 --
--- KEYS[1] ledger STREAM
--- ARGV[1] the drain's consumer group
+-- KEYS[1] ledger        ledger STREAM
+-- ARGV[1] group         the drain's consumer group
 -- Returns how many entries were trimmed (0 when the stream or group is missing)
 
 local groups = redis.pcall('XINFO', 'GROUPS', KEYS[1])
