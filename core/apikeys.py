@@ -128,19 +128,46 @@ def api_key_revoke(*, api_key: ApiKey) -> None:
         api_key.save(update_fields=["revoked_at"])
 
 
-async def _last_used_times(slug: str) -> dict[str, str]:
-    return cast("dict[str, str]", await get_redis().hgetall(keys.api_last_used(slug)))
+# Games whose last-used hashes the sync reads in one round trip.
+LAST_USED_GAMES_PER_PIPELINE = 500
+# The sync remembers, per process, the last-used time it last copied for this many keys at most
+# (past it, it starts again: each key is then compared in the database once more).
+LAST_USED_MEMORY_MAX_KEYS = 100_000
+
+# (game id, key prefix) -> the last-used time (epoch ms, as Redis holds it) already copied, so
+# a key not used since costs no query: the sync's cost follows the keys in use, not all keys.
+_copied: dict[tuple[int, str], str] = {}
+
+
+async def _last_used_times(slugs: list[str]) -> list[dict[str, str]]:
+    replies: list[dict[str, str]] = []
+    for start in range(0, len(slugs), LAST_USED_GAMES_PER_PIPELINE):
+        pipe = get_redis().pipeline(transaction=False)
+        for slug in slugs[start : start + LAST_USED_GAMES_PER_PIPELINE]:
+            pipe.hgetall(keys.api_last_used(slug))
+        replies += cast("list[dict[str, str]]", await pipe.execute())
+    return replies
 
 
 def api_keys_sync_last_used() -> int:
-    """Copy last-used times recorded by the rate-limit script into the database."""
+    """Copy last-used times recorded by the rate-limit script into the database.
+
+    One query for the games and one round trip per LAST_USED_GAMES_PER_PIPELINE games; an
+    update only for a key used since this process last copied its time.
+    """
+    games = list(Game.objects.values_list("id", "slug"))
+    if len(_copied) > LAST_USED_MEMORY_MAX_KEYS:
+        _copied.clear()
     updated = 0
-    for game in Game.objects.only("id", "slug"):
-        for prefix, ms in run_sync(_last_used_times, game.slug).items():
+    for (game_id, _slug), times in zip(games, run_sync(_last_used_times, [slug for _, slug in games]), strict=True):
+        for prefix, ms in times.items():
+            if _copied.get((game_id, prefix)) == ms:
+                continue
             used = clock.from_ms(ms)
             updated += (
-                ApiKey.objects.filter(game=game, prefix=prefix)
+                ApiKey.objects.filter(game_id=game_id, prefix=prefix)
                 .exclude(last_used_at__gte=used)
                 .update(last_used_at=used)
             )
+            _copied[(game_id, prefix)] = ms
     return updated

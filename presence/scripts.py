@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from redis.asyncio import Redis
 
 from core import keys
-from core.lua import Call, KeyOrArg, ScriptReplyError, load
+from core.lua import Call, KeyOrArg, ScriptReplyError, load, pipelined
 
 PRESENCE_UPDATE = load(__file__, "presence_update")
 PRESENCE_PRUNE = load(__file__, "presence_prune")
@@ -190,26 +190,56 @@ class _PruneArgs(NamedTuple):
 PRESENCE_PRUNE.bind(keys=_PruneKeys, args=_PruneArgs)
 
 
+class PruneTarget(NamedTuple):
+    """One game's presence to prune: its slug and its presence timeout, ms."""
+
+    slug: str
+    timeout_ms: int
+
+
+def _prune_call(target: PruneTarget, *, now_ms: int, announce_ms: int, batch: int, keep_ms: int) -> Call:
+    return Call(
+        *PRESENCE_PRUNE.flatten(
+            _PruneKeys(
+                keys.presence_online(target.slug),
+                keys.presence_last_seen(target.slug),
+                keys.presence_joined(target.slug),
+                keys.presence_left(target.slug),
+                keys.presence_watching(target.slug),
+            ),
+            _PruneArgs(now_ms, target.timeout_ms, announce_ms, batch, keep_ms),
+        )
+    )
+
+
+def _pruned(raw: Any) -> list[str]:
+    if not isinstance(raw, list) or not all(isinstance(player, str) for player in raw):
+        raise ScriptReplyError(f"presence_prune replied {raw!r}")
+    return raw
+
+
 async def presence_prune(
     client: Redis, *, slug: str, now_ms: int, timeout_ms: int, announce_ms: int, batch: int, keep_ms: int
 ) -> list[str]:
     """Remove up to ``batch`` expired members (queueing a leave for each) and last-seen times
     older than ``keep_ms``; returns the players removed, oldest first (``batch`` of them:
     call again)."""
-    call = PRESENCE_PRUNE.flatten(
-        _PruneKeys(
-            keys.presence_online(slug),
-            keys.presence_last_seen(slug),
-            keys.presence_joined(slug),
-            keys.presence_left(slug),
-            keys.presence_watching(slug),
-        ),
-        _PruneArgs(now_ms, timeout_ms, announce_ms, batch, keep_ms),
+    call = _prune_call(
+        PruneTarget(slug, timeout_ms), now_ms=now_ms, announce_ms=announce_ms, batch=batch, keep_ms=keep_ms
     )
-    raw = await PRESENCE_PRUNE(client, *call)
-    if not isinstance(raw, list) or not all(isinstance(player, str) for player in raw):
-        raise ScriptReplyError(f"presence_prune replied {raw!r}")
-    return raw
+    return _pruned(await PRESENCE_PRUNE(client, *call))
+
+
+async def presence_prune_many(
+    client: Redis, targets: Sequence[PruneTarget], *, now_ms: int, announce_ms: int, batch: int, keep_ms: int
+) -> list[list[str]]:
+    """:func:`presence_prune` of many games in one round trip; each game's removed players, in
+    the order of ``targets``."""
+    calls = [
+        (PRESENCE_PRUNE, _prune_call(target, now_ms=now_ms, announce_ms=announce_ms, batch=batch, keep_ms=keep_ms))
+        for target in targets
+    ]
+    return [_pruned(raw) for raw in await pipelined(client, calls)]
 
 
 # --------------------------------------------------------------------------- presence_announce

@@ -83,7 +83,7 @@ def test_it_syncs_players_from_the_beat_task(game):
     assert tasks.sync_players() == 0
 
 
-def test_it_copies_when_an_api_key_was_last_used(game):
+def test_it_copies_when_an_api_key_was_last_used(game, django_assert_num_queries):
     api_key, raw = apikeys.api_key_create(game=game, name="server")
     unused, _ = apikeys.api_key_create(game=game, name="spare")
     assert apikeys.api_keys_sync_last_used() == 0
@@ -95,8 +95,9 @@ def test_it_copies_when_an_api_key_was_last_used(game):
     api_key.refresh_from_db()
     unused.refresh_from_db()
     assert (api_key.last_used_at, unused.last_used_at) == (used_at, None)
-    # Nothing newer: nothing written.
-    assert apikeys.api_keys_sync_last_used() == 0
+    # Nothing newer: nothing written, and nothing asked of the database past the list of games.
+    with django_assert_num_queries(1):
+        assert apikeys.api_keys_sync_last_used() == 0
 
     later = used_at + dt.timedelta(minutes=5)
     with clock_at(later):

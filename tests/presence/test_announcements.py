@@ -235,6 +235,28 @@ def test_it_announces_each_leave_once_when_two_beat_tasks_run_at_once(make_game,
         assert run_sync(lambda g=game: get_redis().zcard(keys.presence_online(g.slug))) == 0
 
 
+def test_it_prunes_games_in_pipelines_each_by_its_own_timeout(make_game, monkeypatch):
+    monkeypatch.setattr(services, "PRUNE_GAMES_PER_PIPELINE", 2)
+    monkeypatch.setattr(services, "PRUNE_BATCH_MAX", 3)
+    # Seen 90 s ago: gone where the timeout is 60 s, still there where it is 120 s.
+    timeouts = {"g1": 60, "g2": 120, "g3": 60, "g4": 120, "g5": 60}
+    for slug, timeout in timeouts.items():
+        make_game(slug, presence_timeout_secs=timeout)
+        game = GameConfig.from_model(Game.objects.get(slug=slug), "0")
+        with clock_at(clock_now() - dt.timedelta(seconds=90)):
+            run_sync(
+                lambda g=game, s=slug: services.presence_report(
+                    game=g, online=[f"{s}-{i}" for i in range(7)], offline=[]
+                )
+            )
+
+    assert tasks.prune_presence() == 3 * 7
+    for slug, timeout in timeouts.items():
+        online = run_sync(lambda s=slug: get_redis().zcard(keys.presence_online(s)))
+        assert online == (7 if timeout == 120 else 0), slug
+    assert tasks.prune_presence() == 0
+
+
 async def test_it_prunes_every_game_through_the_beat_task_active_or_not(make_game):
     await sync_to_async(make_game)("tetris", presence_timeout_secs=30)
     chess = await sync_to_async(make_game)("chess")
