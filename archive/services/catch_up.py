@@ -33,7 +33,6 @@ from redis.asyncio.cluster import RedisCluster
 
 from core import clock, keys
 from core.config import BoardConfig
-from core.lua import ensure_loaded
 from core.models import Leaderboard
 from core.redis import get_redis, run_sync
 from core.worksets import leaderboards_of, mark, members
@@ -41,6 +40,7 @@ from games import periods
 
 from .. import scripts
 from ..models import ArchivedPeriod
+from ..scripts import SweptBoard
 from .close_jobs import close_job_name, close_jobs_dead_settle, close_jobs_schedule
 from .period_archive import ARCHIVED_PERIODS
 
@@ -210,38 +210,6 @@ async def _scan_all() -> dict[str, PeriodBoards]:
 # --------------------------------------------------------------------------- the sweep
 
 
-@dataclass(frozen=True)
-class BoardState:
-    """One board as the sweep reads it (close_sweep.lua)."""
-
-    ledger: int  # ledger entries not stored
-    next_at: int | None  # its earliest due job or claim deadline (ms)
-    dead: int  # dead jobs
-    unqueued: list[tuple[str, str, bool]]  # (period, period id, retained) of indexed boards with no job
-
-
-async def _board_states(refs: list[str], now_ms: int) -> list[BoardState]:
-    """Each board's state, one script call a board, all in one pipeline."""
-    if not refs:
-        return []
-    client = get_redis()
-    await ensure_loaded(client, scripts.CLOSE_SWEEP, keys=[keys.ledger(ref) for ref in refs])
-    pipe = client.pipeline(transaction=False)
-    for ref in refs:
-        board_keys = [keys.ledger(ref), keys.close_jobs(ref), keys.close_claims(ref), keys.close_dead(ref)]
-        prefix = keys.board_pattern(ref)[:-1]  # what precedes a period board's "<period>:<id>"
-        scripts.CLOSE_SWEEP.queue(pipe, [*board_keys, keys.boards_index(ref)], [now_ms, prefix])
-    states = []
-    for raw in await pipe.execute():
-        unqueued = []
-        for i in range(3, len(raw), 2):
-            period, _, period_id = raw[i].partition(":")
-            unqueued.append((period, period_id, bool(int(raw[i + 1]))))
-        next_at = int(float(raw[1])) if raw[1] != "" else None
-        states.append(BoardState(int(raw[0]), next_at, int(raw[2]), unqueued))
-    return states
-
-
 def _next_slice(cursors: dict[str, str]) -> dict[str, int]:
     """ref -> primary key of the next SWEEP_BOARDS_PER_RUN boards after the cursor, in order."""
     after = int(cursors.get(_BOARD_CURSOR) or 0)
@@ -274,7 +242,7 @@ async def _scan_step(cursors: dict[str, str]) -> tuple[list[str], dict[str, int]
     return found, after
 
 
-def _mark_found(report: SweepReport, refs: list[str], states: list[BoardState], now_ms: int) -> None:
+def _mark_found(report: SweepReport, refs: list[str], states: list[SweptBoard], now_ms: int) -> None:
     """Mark again what each board holds (marks only go in or down: at worst one idle visit)."""
     ledger = [ref for ref, state in zip(refs, states, strict=True) if state.ledger]
     close = {ref: state.next_at for ref, state in zip(refs, states, strict=True) if state.next_at is not None}
@@ -291,7 +259,8 @@ def _settle_dead(now_ms: int) -> None:
 
 def _look_at(report: SweepReport, refs: list[str], now_ms: int) -> dict[str, list[tuple[str, str, bool]]]:
     """Mark again these boards' work; returns the period boards of each that have no job queued."""
-    states = run_sync(_board_states, refs, now_ms)
+    # One read-only script call a board, all in one round trip.
+    states = run_sync(lambda: scripts.close_sweep(get_redis(), refs=refs, now_ms=now_ms))
     _mark_found(report, refs, states, now_ms)
     report.boards += len(refs)
     return {ref: state.unqueued for ref, state in zip(refs, states, strict=True) if state.unqueued}

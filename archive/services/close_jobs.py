@@ -28,6 +28,7 @@ from core.worksets import close_due, leaderboards_of, mark, settle, settle_close
 from games import periods
 
 from .. import scripts
+from ..scripts import ClaimedJob
 from .period_archive import CLOSE_JOB_VISIBILITY_SECS, period_archive
 
 logger = logging.getLogger("archive.services")
@@ -57,13 +58,6 @@ def close_job_name(*, period: str, period_id: str) -> str:
 
 
 @dataclass(frozen=True)
-class ClaimedJob:
-    job: str
-    attempts: int  # failed attempts before this claim
-    token: int  # the claim's visibility deadline (ms), which ack / fail / extend must present
-
-
-@dataclass(frozen=True)
 class DeadJob:
     job: str
     died_at: dt.datetime
@@ -83,60 +77,43 @@ class CloseQueue:
 
 async def close_jobs_claim(*, ref: str, limit: int = 1) -> list[ClaimedJob]:
     """Claim up to ``limit`` due jobs of a board (one script call: no job goes to two workers)."""
-    raw = await scripts.CLOSE_CLAIM(
-        get_redis(),
-        [keys.close_jobs(ref), keys.close_claims(ref), keys.close_attempts(ref)],
-        [clock.now_ms(), CLOSE_JOB_VISIBILITY_SECS * 1000, limit],
+    return await scripts.close_claim(
+        get_redis(), ref=ref, now_ms=clock.now_ms(), visibility_ms=CLOSE_JOB_VISIBILITY_SECS * 1000, limit=limit
     )
-    return [ClaimedJob(raw[i], int(raw[i + 1]), int(raw[i + 2])) for i in range(0, len(raw), 3)]
 
 
-async def close_jobs_reap(*, ref: str) -> list[tuple[str, str]]:
+async def close_jobs_reap(*, ref: str) -> list[scripts.Reaped]:
     """Return claims whose deadline passed to the due ZSET (or, out of attempts, to the dead one)."""
-    raw = await scripts.CLOSE_REAP(
+    return await scripts.close_reap(
         get_redis(),
-        [
-            keys.close_jobs(ref),
-            keys.close_claims(ref),
-            keys.close_attempts(ref),
-            keys.close_dead(ref),
-            keys.close_errors(ref),
-        ],
-        [clock.now_ms(), CLOSE_JOB_MAX_ATTEMPTS, CLOSE_JOBS_REAP_BATCH, "its claim expired: the worker died or hung"],
+        ref=ref,
+        now_ms=clock.now_ms(),
+        max_attempts=CLOSE_JOB_MAX_ATTEMPTS,
+        limit=CLOSE_JOBS_REAP_BATCH,
+        error="its claim expired: the worker died or hung",
     )
-    return [(raw[i], raw[i + 1]) for i in range(0, len(raw), 2)]
 
 
 async def _ack(ref: str, job: str, token: int) -> bool:
-    keys_list = [keys.close_claims(ref), keys.close_attempts(ref), keys.close_errors(ref)]
-    return bool(await scripts.CLOSE_ACK(get_redis(), keys_list, [job, token]))
+    return await scripts.close_ack(get_redis(), ref=ref, job=job, token=token)
 
 
 async def _extend(ref: str, job: str, token: int, deadline: int) -> bool:
-    return bool(await scripts.CLOSE_EXTEND(get_redis(), [keys.close_claims(ref)], [job, token, deadline]))
+    return await scripts.close_extend(get_redis(), ref=ref, job=job, token=token, deadline_ms=deadline)
 
 
-async def _fail(ref: str, job: str, token: int, now_ms: int, error: str) -> tuple[str, int, int]:
-    outcome, attempts, when = await scripts.CLOSE_FAIL(
+async def _fail(ref: str, job: str, token: int, now_ms: int, error: str) -> scripts.Failed:
+    return await scripts.close_fail(
         get_redis(),
-        [
-            keys.close_jobs(ref),
-            keys.close_claims(ref),
-            keys.close_attempts(ref),
-            keys.close_dead(ref),
-            keys.close_errors(ref),
-        ],
-        [
-            job,
-            token,
-            now_ms,
-            CLOSE_JOB_BACKOFF_BASE_SECS * 1000,
-            CLOSE_JOB_BACKOFF_CAP_SECS * 1000,
-            CLOSE_JOB_MAX_ATTEMPTS,
-            error[:CLOSE_JOB_ERROR_MAX_CHARS],
-        ],
+        ref=ref,
+        job=job,
+        token=token,
+        now_ms=now_ms,
+        backoff_ms=CLOSE_JOB_BACKOFF_BASE_SECS * 1000,
+        backoff_cap_ms=CLOSE_JOB_BACKOFF_CAP_SECS * 1000,
+        max_attempts=CLOSE_JOB_MAX_ATTEMPTS,
+        error=error[:CLOSE_JOB_ERROR_MAX_CHARS],
     )
-    return outcome, int(attempts), int(when)
 
 
 def _run_job(board: Leaderboard, claimed: ClaimedJob) -> bool:
@@ -158,10 +135,10 @@ def _run_job(board: Leaderboard, claimed: ClaimedJob) -> bool:
     except Exception as error:
         logger.exception("close job %s of %s failed (attempt %d)", claimed.job, ref, claimed.attempts + 1)
         message = error.message if isinstance(error, ServiceError) else f"{type(error).__name__}: {error}"
-        outcome, attempts, _ = run_sync(_fail, ref, claimed.job, token, clock.now_ms(), message)
+        failed = run_sync(_fail, ref, claimed.job, token, clock.now_ms(), message)
         metrics.CLOSE_JOBS_CLAIMED.labels(result="failed").inc()
-        if outcome == "dead":
-            logger.error("close job %s of %s is dead after %d attempts", claimed.job, ref, attempts)
+        if failed.outcome is scripts.FailOutcome.DEAD:
+            logger.error("close job %s of %s is dead after %d attempts", claimed.job, ref, failed.attempts)
             run_sync(lambda: mark(dead=[ref], now_ms=clock.now_ms()))
         return False
     if not run_sync(_ack, ref, claimed.job, token):
@@ -186,7 +163,7 @@ def _run_board(board: Leaderboard, ref: str, worker: str | None) -> int:
     for job, outcome in run_sync(lambda: close_jobs_reap(ref=ref)):
         logger.warning("close job %s of %s: claim expired; now %s", job, ref, outcome)
         metrics.CLOSE_JOBS_CLAIMED.labels(result="lost").inc()
-        if outcome == "dead":
+        if outcome is scripts.ReapOutcome.DEAD:
             dead.append(job)
     if dead:
         run_sync(lambda: mark(dead=[ref], now_ms=clock.now_ms()))
@@ -229,25 +206,14 @@ async def close_jobs_schedule(*, ref: str, jobs: Sequence[tuple[str, int]], soon
     board in the close index; returns how many jobs changed."""
     if not jobs:
         return 0
-    args: list[str | int] = ["sooner" if sooner else "missing", *(value for job in jobs for value in job)]
-    changed = int(
-        await scripts.CLOSE_SCHEDULE(
-            get_redis(), [keys.close_jobs(ref), keys.close_claims(ref), keys.close_dead(ref)], args
-        )
-    )
+    changed = await scripts.close_schedule(get_redis(), ref=ref, mode="sooner" if sooner else "missing", jobs=jobs)
     if changed:
         await mark(close={ref: min(due for _, due in jobs)}, now_ms=clock.now_ms())
     return changed
 
 
 async def _retry(ref: str, job: str, now_ms: int) -> bool:
-    retried = bool(
-        await scripts.CLOSE_RETRY(
-            get_redis(),
-            [keys.close_dead(ref), keys.close_jobs(ref), keys.close_attempts(ref), keys.close_errors(ref)],
-            [job, now_ms],
-        )
-    )
+    retried = await scripts.close_retry(get_redis(), ref=ref, job=job, now_ms=now_ms)
     if retried:
         await mark(close={ref: now_ms}, now_ms=now_ms)
         await close_jobs_dead_settle(ref=ref, now_ms=now_ms)

@@ -36,16 +36,8 @@ SCRIPT_MODULES = (
 NOT_YET_BOUND = frozenset(
     {
         # archive/lua/
-        "close_ack",
-        "close_claim",
-        "close_extend",
-        "close_fail",
         "close_lock",
-        "close_reap",
         "close_retain",
-        "close_retry",
-        "close_schedule",
-        "close_sweep",
         "ledger_consumers_prune",
         "ledger_trim",
     }
@@ -172,6 +164,34 @@ async def _page_leave() -> object:
     )
 
 
+async def _close_fail() -> object:
+    from archive import scripts
+
+    return await scripts.close_fail(
+        get_redis(),
+        ref="g.main",
+        job="daily:2026-11-20",
+        token=1,
+        now_ms=1,
+        backoff_ms=30_000,
+        backoff_cap_ms=1_800_000,
+        max_attempts=5,
+        error="e",
+    )
+
+
+async def _close_reap() -> object:
+    from archive import scripts
+
+    return await scripts.close_reap(get_redis(), ref="g.main", now_ms=1, max_attempts=5, limit=100, error="e")
+
+
+async def _close_sweep() -> object:
+    from archive import scripts
+
+    return await scripts.close_sweep(get_redis(), refs=["g.main"], now_ms=1)
+
+
 @pytest.mark.parametrize(
     ("module", "constant", "body", "call"),
     [
@@ -180,8 +200,20 @@ async def _page_leave() -> object:
         ("accounts.scripts", "LOGIN_FAILURES", "return {5, 'banned'}", _login),
         ("core.scripts", "RATE_LIMIT", "return {0, 'bytes', 5, 0, 0, 0, 0, '0'}", _rate),
         ("presence.scripts", "PRESENCE_UPDATE", "return 'vanished'", _page_leave),
+        ("archive.scripts.close_jobs", "CLOSE_FAIL", "return {'vanished', 0, 0}", _close_fail),
+        ("archive.scripts.close_jobs", "CLOSE_REAP", "return {'daily:2026-11-20', 'gone'}", _close_reap),
+        ("archive.scripts.close_jobs", "CLOSE_SWEEP", "return {0, '', 0, 'daily:2026-11-20', 2}", _close_sweep),
     ],
-    ids=["link_code_issue", "link_code_redeem", "login_failures", "rate_limit", "presence_update"],
+    ids=[
+        "link_code_issue",
+        "link_code_redeem",
+        "login_failures",
+        "rate_limit",
+        "presence_update",
+        "close_fail",
+        "close_reap",
+        "close_sweep",
+    ],
 )
 async def test_it_raises_on_an_unknown_refusal_code(
     monkeypatch: pytest.MonkeyPatch,
