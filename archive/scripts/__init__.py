@@ -1,7 +1,7 @@
 """The Lua scripts of the archive and the ledger (archive/lua/), each with its one typed
 wrapper, split by the service they serve: close_jobs.py (the close-job queue and the safety
-net's sweep). The board-writing scripts, score_correct and board_swap, are
-archive/ledger/board_scripts.py's.
+net's sweep) and period_archive.py (one period's archive lock and retention). The
+board-writing scripts, score_correct and board_swap, are archive/ledger/board_scripts.py's.
 """
 
 from __future__ import annotations
@@ -32,10 +32,9 @@ from .close_jobs import (
     close_schedule,
     close_sweep,
 )
+from .period_archive import CLOSE_LOCK, CLOSE_RETAIN, close_lock, close_retain
 
-# Not bound to a wrapper yet (the period archive's and the drain's, next).
-CLOSE_RETAIN = load(__file__, "close_retain")
-CLOSE_LOCK = load(__file__, "close_lock")
+# Not bound to a wrapper yet (the drain's, next).
 LEDGER_TRIM = load(__file__, "ledger_trim")
 LEDGER_CONSUMERS_PRUNE = load(__file__, "ledger_consumers_prune")
 
@@ -62,7 +61,9 @@ __all__ = [
     "close_claim",
     "close_extend",
     "close_fail",
+    "close_lock",
     "close_reap",
+    "close_retain",
     "close_retry",
     "close_schedule",
     "close_sweep",

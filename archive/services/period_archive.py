@@ -16,6 +16,7 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from django.conf import settings
 from django.db import transaction
@@ -56,7 +57,6 @@ class _Run:
     period: periods.Period
     finished: bool
     run: str
-    lock_key: str
     chunk_size: int
     progress: Progress | None
     after_chunk: Callable[[int], None] | None
@@ -83,8 +83,16 @@ def _period(board: BoardConfig, period: str, period_id: str) -> periods.Period:
     return resolved
 
 
-async def _lock(lock_key: str, action: str, run: str) -> bool:
-    return bool(await scripts.CLOSE_LOCK(get_redis(), [lock_key], [action, run, ARCHIVE_LOCK_SECS * 1000]))
+async def _lock(run: _Run, op: Literal["take", "extend", "release"]) -> bool:
+    return await scripts.close_lock(
+        get_redis(),
+        ref=run.ref,
+        period=run.period.kind,
+        period_id=run.period.id,
+        op=op,
+        token=run.run,
+        lifetime_ms=ARCHIVE_LOCK_SECS * 1000,
+    )
 
 
 async def _board_state(ref: str, board_key: str) -> tuple[bool, bool]:
@@ -104,19 +112,15 @@ def _still_to_archive(ref: str, period: periods.Period) -> bool:
     return any(run_sync(_board_state, ref, keys.board(ref, period.kind, period.id)))
 
 
-async def _retain(ref: str, board_key: str, now_ms: int) -> None:
+async def _retain(run: _Run, now_ms: int) -> None:
     retention_ms = settings.PERIOD_RETENTION_SECS * 1000
-    await scripts.CLOSE_RETAIN(
+    await scripts.close_retain(
         get_redis(),
-        [
-            board_key,
-            keys.boards_index(ref),
-            keys.hidden_stash(board_key),
-            keys.board_version(board_key),
-            keys.entry_meta(board_key),
-            keys.entry_members(board_key),
-        ],
-        [retention_ms, now_ms + retention_ms],
+        ref=run.ref,
+        period=run.period.kind,
+        period_id=run.period.id,
+        retention_ms=retention_ms,
+        expires_ms=now_ms + retention_ms,
     )
 
 
@@ -162,26 +166,25 @@ def period_archive(
         period=resolved,
         finished=finished,
         run=uuid.uuid4().hex,
-        lock_key=keys.archive_lock(config.ref, period, period_id),
         chunk_size=chunk_size,
         progress=progress,
         after_chunk=after_chunk,
     )
-    if not run_sync(_lock, run.lock_key, "take", run.run):
+    if not run_sync(_lock, run, "take"):
         raise errors.archive_busy(window=period, period_id=period_id)
     try:
         return _archive_locked(run)
     finally:
         # The lock expires by itself: never let a failed release hide the run's own error.
         with contextlib.suppress(*REDIS_FAILURES):
-            run_sync(_lock, run.lock_key, "release", run.run)
+            run_sync(_lock, run, "release")
 
 
 def _archive_locked(run: _Run) -> ArchivedPeriod:
     period = run.period
     existing = ArchivedPeriod.objects.filter(leaderboard=run.board, period=period.kind, period_id=period.id).first()
     if existing is not None and existing.status == ArchivedPeriod.Status.COMPLETE:
-        run_sync(_retain, run.ref, run.board_key, clock.now_ms())
+        run_sync(_retain, run, clock.now_ms())
         return existing
     exists, known = run_sync(_board_state, run.ref, run.board_key)
     if not exists and not known:
@@ -233,7 +236,7 @@ def _copy_board(run: _Run, archived: ArchivedPeriod) -> None:
         previous = entries[-1].player_id
         if run.progress is not None:
             run.progress(written, max(board.total, written))
-        if not run_sync(_lock, run.lock_key, "extend", run.run):
+        if not run_sync(_lock, run, "extend"):
             raise errors.archive_busy()
         if run.after_chunk is not None:
             run.after_chunk(index)
@@ -307,5 +310,5 @@ def _complete(run: _Run, archived: ArchivedPeriod) -> ArchivedPeriod:
             )
     if run.finished:
         # Only now: a board never expires before its archive is complete.
-        run_sync(_retain, run.ref, run.board_key, clock.to_ms(now))
+        run_sync(_retain, run, clock.to_ms(now))
     return archived

@@ -36,8 +36,6 @@ SCRIPT_MODULES = (
 NOT_YET_BOUND = frozenset(
     {
         # archive/lua/
-        "close_lock",
-        "close_retain",
         "ledger_consumers_prune",
         "ledger_trim",
     }
@@ -186,6 +184,14 @@ async def _close_reap() -> object:
     return await scripts.close_reap(get_redis(), ref="g.main", now_ms=1, max_attempts=5, limit=100, error="e")
 
 
+async def _close_lock() -> object:
+    from archive import scripts
+
+    return await scripts.close_lock(
+        get_redis(), ref="g.main", period="daily", period_id="2026-11-20", op="release", token="run", lifetime_ms=1
+    )
+
+
 async def _close_sweep() -> object:
     from archive import scripts
 
@@ -202,6 +208,7 @@ async def _close_sweep() -> object:
         ("presence.scripts", "PRESENCE_UPDATE", "return 'vanished'", _page_leave),
         ("archive.scripts.close_jobs", "CLOSE_FAIL", "return {'vanished', 0, 0}", _close_fail),
         ("archive.scripts.close_jobs", "CLOSE_REAP", "return {'daily:2026-11-20', 'gone'}", _close_reap),
+        ("archive.scripts.period_archive", "CLOSE_LOCK", "return 2", _close_lock),
         ("archive.scripts.close_jobs", "CLOSE_SWEEP", "return {0, '', 0, 'daily:2026-11-20', 2}", _close_sweep),
     ],
     ids=[
@@ -212,6 +219,7 @@ async def _close_sweep() -> object:
         "presence_update",
         "close_fail",
         "close_reap",
+        "close_lock",
         "close_sweep",
     ],
 )
