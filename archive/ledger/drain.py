@@ -111,8 +111,8 @@ async def _ack(ref: str, ids: Sequence[str]) -> None:
 
 
 async def _prune_consumers(ref: str, consumer: str) -> int:
-    return await scripts.LEDGER_CONSUMERS_PRUNE(
-        get_redis(), [keys.ledger(ref)], [LEDGER_GROUP, LEDGER_CONSUMER_IDLE_DROP_MS, consumer]
+    return await scripts.ledger_consumers_prune(
+        get_redis(), ref=ref, group=LEDGER_GROUP, idle_ms=LEDGER_CONSUMER_IDLE_DROP_MS, consumer=consumer
     )
 
 
@@ -199,7 +199,7 @@ def _drain_board(board: Leaderboard, *, batch_size: int, consumer: str, claim_mi
                 break
     run_sync(_prune_consumers, ref, consumer)
     # What the table holds leaves the stream, so its length is the backlog the submit script caps.
-    run_sync(lambda: scripts.LEDGER_TRIM(get_redis(), [keys.ledger(ref)], [LEDGER_GROUP]))
+    run_sync(lambda: scripts.ledger_trim(get_redis(), ref=ref, group=LEDGER_GROUP))
     metrics.LEDGER_DRAINED.inc(stored)
     return stored
 

@@ -1,12 +1,11 @@
 """The Lua scripts of the archive and the ledger (archive/lua/), each with its one typed
 wrapper, split by the service they serve: close_jobs.py (the close-job queue and the safety
-net's sweep) and period_archive.py (one period's archive lock and retention). The
-board-writing scripts, score_correct and board_swap, are archive/ledger/board_scripts.py's.
+net's sweep), period_archive.py (one period's archive lock and retention) and ledger.py (the
+drain's stream). The board-writing scripts, score_correct and board_swap, are
+archive/ledger/board_scripts.py's.
 """
 
 from __future__ import annotations
-
-from core.lua import load
 
 from .close_jobs import (
     CLOSE_ACK,
@@ -32,11 +31,8 @@ from .close_jobs import (
     close_schedule,
     close_sweep,
 )
+from .ledger import LEDGER_CONSUMERS_PRUNE, LEDGER_TRIM, ledger_consumers_prune, ledger_trim
 from .period_archive import CLOSE_LOCK, CLOSE_RETAIN, close_lock, close_retain
-
-# Not bound to a wrapper yet (the drain's, next).
-LEDGER_TRIM = load(__file__, "ledger_trim")
-LEDGER_CONSUMERS_PRUNE = load(__file__, "ledger_consumers_prune")
 
 __all__ = [
     "CLOSE_ACK",
@@ -67,4 +63,6 @@ __all__ = [
     "close_retry",
     "close_schedule",
     "close_sweep",
+    "ledger_consumers_prune",
+    "ledger_trim",
 ]
