@@ -45,8 +45,8 @@ from core.redis import coalescing, get_redis
 
 from .. import events, fanout, scripts
 from .admission import Opening
-from .messages import Action, Refusal, parse
 from .guard import CLIENT_GONE, CLOSE_TRY_AGAIN, OPENING, RAW_SEND, new_id
+from .messages import Action, Refusal, parse
 
 logger = logging.getLogger("live.sockets")
 access_log = logs.get_logger("live.sockets.access")
