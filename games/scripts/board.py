@@ -106,8 +106,7 @@ class WindowPeriod:
     ends_ms: int | None
 
 
-@dataclass(frozen=True)
-class SubmitItem:
+class SubmitItem(NamedTuple):
     """One item of a submit_score call. ``value`` and ``sub`` are oriented (negated when
     higher is better); ``score`` and ``subscore`` are as submitted, for the ledger."""
 
@@ -245,14 +244,16 @@ def refused(raw: Sequence[Any]) -> Refused:
 
 def _standings(board: BoardRules, reply: Sequence[Any]) -> dict[str, PeriodStanding]:
     """The (window, period id, sort base, rank, oriented subscore) groups of a reply."""
-    sign, sub_sign, subscores = board.sign, board.sub_sign, board.ties == "subscore"
+    sign = board.sign
+    if board.ties != "subscore":  # the common case, without a subscore to turn back
+        return {
+            reply[i]: PeriodStanding(reply[i], reply[i + 1], sign * int(reply[i + 2]), int(reply[i + 3]))
+            for i in range(2, len(reply), 5)
+        }
+    sub_sign = board.sub_sign
     return {
         reply[i]: PeriodStanding(
-            reply[i],
-            reply[i + 1],
-            sign * int(reply[i + 2]),
-            int(reply[i + 3]),
-            sub_sign * int(reply[i + 4]) if subscores else None,
+            reply[i], reply[i + 1], sign * int(reply[i + 2]), int(reply[i + 3]), sub_sign * int(reply[i + 4])
         )
         for i in range(2, len(reply), 5)
     }
