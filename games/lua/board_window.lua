@@ -57,24 +57,39 @@ end
 local result = {total, offset, 1, version}
 if offset >= total or stop < offset then return result end
 local rows = redis.call('ZRANGE', board, offset, stop, 'WITHSCORES')
+-- Per row in plain loops with indexed stores (no table.insert, no call per row where the
+-- member is the player): the archive reads thousands of rows per call.
+local count = #rows / 2
 local ids = {}
-for i = 1, #rows, 2 do table.insert(ids, entry_player(ties, rows[i])) end
-local metadata = redis.call('HMGET', KEYS[2], unpack(ids))
-local rank = offset + 1
-if ties == 'shared' then rank = entry_rank(board, ties, rows[1], tonumber(rows[2])) end
-local previous = rows[2]
-for i = 1, #rows, 2 do
-  local position = offset + (i - 1) / 2
-  if rows[i + 1] ~= previous or ties ~= 'shared' then
-    rank = position + 1
-    previous = rows[i + 1]
-  end
-  table.insert(result, ids[(i + 1) / 2])
-  table.insert(result, rows[i + 1])
-  table.insert(result, rank)
-  table.insert(result, metadata[(i + 1) / 2] or '')
+local skip = entry_prefix_chars(ties)
+if skip == 0 then
+  for r = 1, count do ids[r] = rows[2 * r - 1] end
+else
+  for r = 1, count do ids[r] = string.sub(rows[2 * r - 1], skip + 1) end
 end
-if ties == 'subscore' then
-  for i = 1, #rows, 2 do table.insert(result, entry_text(entry_sub(ties, rows[i]))) end
+local metadata = redis.call('HMGET', KEYS[2], unpack(ids))
+local n = #result
+if ties == 'shared' then
+  -- Equal sort bases share a rank: the first row's from the board, then each new base
+  -- takes its position.
+  local rank = entry_rank(board, ties, rows[1], tonumber(rows[2]))
+  local previous = rows[2]
+  for r = 1, count do
+    local base = rows[2 * r]
+    if base ~= previous then
+      rank = offset + r
+      previous = base
+    end
+    result[n + 1], result[n + 2], result[n + 3], result[n + 4] = ids[r], base, rank, metadata[r] or ''
+    n = n + 4
+  end
+else
+  for r = 1, count do
+    result[n + 1], result[n + 2], result[n + 3], result[n + 4] = ids[r], rows[2 * r], offset + r, metadata[r] or ''
+    n = n + 4
+  end
+  if ties == 'subscore' then
+    for r = 1, count do result[n + r] = entry_text(entry_sub(ties, rows[2 * r - 1])) end
+  end
 end
 return result
