@@ -14,10 +14,11 @@
 --   shifts at either end of the board to stay 2*radius+1 long)
 -- ARGV[5] version    with KEYS[4]: 'next' takes the next version (the broadcaster's snapshot,
 --   so versions follow snapshot order) or 'current' reads it; '' without KEYS[4]
--- Returns {total, offset of first entry, found 0|1, version or 0,
---   (player_id, sort base, rank, metadata or '')..., then for ties 'subscore' each row's
---   oriented subscore...}
---   (found is 1 for 'page'; for 'around' it is 0, with no entries, if the player is absent)
+-- Returns {total, offset of first entry, found 0|1, version or 0, rows,
+--   (player_id, sort base, rank) per row, then for ties 'subscore' each row's oriented
+--   subscore, then (row number, metadata JSON) for each row that has metadata}
+--   (found is 1 for 'page'; for 'around' it is 0, with no rows, if the player is absent;
+--   metadata is sparse: most boards carry none, and a row each of '' cost a fifth of a read)
 
 local board = KEYS[1]
 local ties = ARGV[1]
@@ -37,7 +38,7 @@ if ARGV[2] == 'around' then
   local member = ARGV[3]
   if ties ~= 'shared' then member = redis.call('HGET', KEYS[3], ARGV[3]) end
   local position = member and redis.call('ZRANK', board, member)
-  if not position then return {total, 0, 0, version} end
+  if not position then return {total, 0, 0, version, 0} end
   local radius = tonumber(ARGV[4])
   offset = position - radius
   stop = position + radius
@@ -54,8 +55,7 @@ else
   stop = offset + tonumber(ARGV[4]) - 1
 end
 
-local result = {total, offset, 1, version}
-if offset >= total or stop < offset then return result end
+if offset >= total or stop < offset then return {total, offset, 1, version, 0} end
 local rows = redis.call('ZRANGE', board, offset, stop, 'WITHSCORES')
 -- Per row in plain loops with indexed stores (no table.insert, no call per row where the
 -- member is the player): the archive reads thousands of rows per call.
@@ -67,8 +67,11 @@ if skip == 0 then
 else
   for r = 1, count do ids[r] = string.sub(rows[2 * r - 1], skip + 1) end
 end
-local metadata = redis.call('HMGET', KEYS[2], unpack(ids))
-local n = #result
+-- Most boards carry no metadata: an empty hash is not asked for a thousand missing fields.
+local metadata = {}
+if redis.call('HLEN', KEYS[2]) > 0 then metadata = redis.call('HMGET', KEYS[2], unpack(ids)) end
+local result = {total, offset, 1, version, count}
+local n = 5
 if ties == 'shared' then
   -- Equal sort bases share a rank: the first row's from the board, then each new base
   -- takes its position.
@@ -80,16 +83,24 @@ if ties == 'shared' then
       rank = offset + r
       previous = base
     end
-    result[n + 1], result[n + 2], result[n + 3], result[n + 4] = ids[r], base, rank, metadata[r] or ''
-    n = n + 4
+    result[n + 1], result[n + 2], result[n + 3] = ids[r], base, rank
+    n = n + 3
   end
 else
   for r = 1, count do
-    result[n + 1], result[n + 2], result[n + 3], result[n + 4] = ids[r], rows[2 * r], offset + r, metadata[r] or ''
-    n = n + 4
+    result[n + 1], result[n + 2], result[n + 3] = ids[r], rows[2 * r], offset + r
+    n = n + 3
   end
   if ties == 'subscore' then
     for r = 1, count do result[n + r] = entry_text(entry_sub(ties, rows[2 * r - 1])) end
+    n = n + count
+  end
+end
+for r = 1, count do
+  local text = metadata[r]
+  if text then
+    result[n + 1], result[n + 2] = r, text
+    n = n + 2
   end
 end
 return result

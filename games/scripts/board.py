@@ -332,21 +332,31 @@ async def board_window(
         _WindowArgs(ties, view, at, size, version or ""),
     )
     raw = await BOARD_WINDOW(client, *call)
-    width = 5 if ties == "subscore" else 4
-    if len(raw) < 4 or (len(raw) - 4) % width:
-        raise ScriptReplyError(f"board_window replied {len(raw)} values")
-    n = (len(raw) - 4) // width
-    rows = raw[4 : 4 + 4 * n]
+    return _window_read(raw, subscores=ties == "subscore")
+
+
+def _window_read(raw: Any, *, subscores: bool) -> WindowRead:
+    if not isinstance(raw, list) or len(raw) < 5:
+        raise ScriptReplyError(f"board_window replied {raw!r}")
+    n = int(raw[4])
+    end = 5 + 3 * n
+    subs_end = end + n if subscores else end
+    if len(raw) < subs_end or (len(raw) - subs_end) % 2:
+        raise ScriptReplyError(f"board_window replied {len(raw)} values for {n} rows")
+    rows = raw[5:end]
+    metadata = [""] * n
+    for i in range(subs_end, len(raw), 2):
+        metadata[int(raw[i]) - 1] = raw[i + 1]
     return WindowRead(
         total=int(raw[0]),
         offset=int(raw[1]),
         found=bool(raw[2]),
         version=int(raw[3]),
-        player_ids=rows[0::4],
-        bases=[int(b) for b in rows[1::4]],
-        ranks=rows[2::4],
-        metadata=rows[3::4],
-        subs=[int(s) for s in raw[4 + 4 * n :]] if width == 5 else None,
+        player_ids=rows[0::3],
+        bases=[int(b) for b in rows[1::3]],
+        ranks=rows[2::3],
+        metadata=metadata,
+        subs=[int(s) for s in raw[end:subs_end]] if subscores else None,
     )
 
 
