@@ -116,10 +116,13 @@ async def entries_of(board: BoardConfig, read: board_scripts.WindowRead) -> list
     """Entries from a board_window.lua read, with their names (one object per row, no more:
     the archive reads boards thousands of rows at a time)."""
     ids = read.player_ids
-    names = await names_of(game_slug=board.game_slug, player_ids=ids)
+    if not ids:
+        return []
+    names = cast("list[str | None]", await get_redis().hmget(keys.names(board.game_slug), ids))
     sign = -1 if board.higher_is_better else 1
+    # A player with no stored name shows their id (as names_of does).
     entries = [
-        Entry(rank, player_id, name, sign * base, json.loads(meta) if meta else None)
+        Entry(rank, player_id, name or player_id, sign * base, json.loads(meta) if meta else None)
         for rank, player_id, name, base, meta in zip(read.ranks, ids, names, read.bases, read.metadata, strict=True)
     ]
     if read.subs is not None:

@@ -15,10 +15,14 @@
 -- ARGV[5] version    with KEYS[4]: 'next' takes the next version (the broadcaster's snapshot,
 --   so versions follow snapshot order) or 'current' reads it; '' without KEYS[4]
 -- Returns {total, offset of first entry, found 0|1, version or 0, rows,
---   (player_id, sort base, rank) per row, then for ties 'subscore' each row's oriented
---   subscore, then (row number, metadata JSON) for each row that has metadata}
---   (found is 1 for 'page'; for 'around' it is 0, with no rows, if the player is absent;
---   metadata is sparse: most boards carry none, and a row each of '' cost a fifth of a read)
+--   {(player_id, sort base) per row},
+--   {(row number, rank) for each row whose rank is not offset + row number},
+--   {each row's oriented subscore, for ties 'subscore'},
+--   {(row number, metadata JSON) for each row that has metadata}}
+--   (found is 1 for 'page'; for 'around' it is 0, with no rows, if the player is absent).
+--   Only what a reader cannot infer is sent per row: with 'shared' ties the pairs are the
+--   ZRANGE reply itself, ranks differ from positions only where scores tie, and most boards
+--   carry no metadata (a row each of '' and of rank cost a third of a read's Redis time).
 
 local board = KEYS[1]
 local ties = ARGV[1]
@@ -38,7 +42,7 @@ if ARGV[2] == 'around' then
   local member = ARGV[3]
   if ties ~= 'shared' then member = redis.call('HGET', KEYS[3], ARGV[3]) end
   local position = member and redis.call('ZRANK', board, member)
-  if not position then return {total, 0, 0, version, 0} end
+  if not position then return {total, 0, 0, version, 0, {}, {}, {}, {}} end
   local radius = tonumber(ARGV[4])
   offset = position - radius
   stop = position + radius
@@ -55,52 +59,55 @@ else
   stop = offset + tonumber(ARGV[4]) - 1
 end
 
-if offset >= total or stop < offset then return {total, offset, 1, version, 0} end
+if offset >= total or stop < offset then return {total, offset, 1, version, 0, {}, {}, {}, {}} end
 local rows = redis.call('ZRANGE', board, offset, stop, 'WITHSCORES')
--- Per row in plain loops with indexed stores (no table.insert, no call per row where the
--- member is the player): the archive reads thousands of rows per call.
 local count = #rows / 2
-local ids = {}
+-- Plain loops with indexed stores (no table.insert, no call per row): the archive reads
+-- thousands of rows per call. Where the member is the player, the reply's pairs are ZRANGE's.
+local pairs_out, ids = rows, nil
 local skip = entry_prefix_chars(ties)
-if skip == 0 then
-  for r = 1, count do ids[r] = rows[2 * r - 1] end
-else
-  for r = 1, count do ids[r] = string.sub(rows[2 * r - 1], skip + 1) end
+if skip > 0 then
+  pairs_out, ids = {}, {}
+  for r = 1, count do
+    local id = string.sub(rows[2 * r - 1], skip + 1)
+    ids[r], pairs_out[2 * r - 1], pairs_out[2 * r] = id, id, rows[2 * r]
+  end
 end
--- Most boards carry no metadata: an empty hash is not asked for a thousand missing fields.
-local metadata = {}
-if redis.call('HLEN', KEYS[2]) > 0 then metadata = redis.call('HMGET', KEYS[2], unpack(ids)) end
-local result = {total, offset, 1, version, count}
-local n = 5
+local ranks = {}
 if ties == 'shared' then
-  -- Equal sort bases share a rank: the first row's from the board, then each new base
-  -- takes its position.
+  -- Equal sort bases share a rank: the first row's from the board, then each new base takes
+  -- its position; only ranks that differ from the position are sent.
   local rank = entry_rank(board, ties, rows[1], tonumber(rows[2]))
-  local previous = rows[2]
+  local previous, n = rows[2], 0
   for r = 1, count do
     local base = rows[2 * r]
     if base ~= previous then
       rank = offset + r
       previous = base
     end
-    result[n + 1], result[n + 2], result[n + 3] = ids[r], base, rank
-    n = n + 3
+    if rank ~= offset + r then
+      ranks[n + 1], ranks[n + 2] = r, rank
+      n = n + 2
+    end
   end
-else
+end
+local subs = {}
+if ties == 'subscore' then
+  for r = 1, count do subs[r] = entry_text(entry_sub(ties, rows[2 * r - 1])) end
+end
+-- An empty metadata hash is not asked for a thousand missing fields.
+local metadata = {}
+if redis.call('HLEN', KEYS[2]) > 0 then
+  if not ids then
+    ids = {}
+    for r = 1, count do ids[r] = rows[2 * r - 1] end
+  end
+  local found, n = redis.call('HMGET', KEYS[2], unpack(ids)), 0
   for r = 1, count do
-    result[n + 1], result[n + 2], result[n + 3] = ids[r], rows[2 * r], offset + r
-    n = n + 3
-  end
-  if ties == 'subscore' then
-    for r = 1, count do result[n + r] = entry_text(entry_sub(ties, rows[2 * r - 1])) end
-    n = n + count
+    if found[r] then
+      metadata[n + 1], metadata[n + 2] = r, found[r]
+      n = n + 2
+    end
   end
 end
-for r = 1, count do
-  local text = metadata[r]
-  if text then
-    result[n + 1], result[n + 2] = r, text
-    n = n + 2
-  end
-end
-return result
+return {total, offset, 1, version, count, pairs_out, ranks, subs, metadata}

@@ -336,27 +336,28 @@ async def board_window(
 
 
 def _window_read(raw: Any, *, subscores: bool) -> WindowRead:
-    if not isinstance(raw, list) or len(raw) < 5:
+    if not isinstance(raw, list) or len(raw) != 9 or not all(isinstance(part, list) for part in raw[5:]):
         raise ScriptReplyError(f"board_window replied {raw!r}")
-    n = int(raw[4])
-    end = 5 + 3 * n
-    subs_end = end + n if subscores else end
-    if len(raw) < subs_end or (len(raw) - subs_end) % 2:
-        raise ScriptReplyError(f"board_window replied {len(raw)} values for {n} rows")
-    rows = raw[5:end]
+    total, offset, found, version, n, pairs, rank_fixes, subs, metadata_pairs = raw
+    offset, n = int(offset), int(n)
+    if len(pairs) != 2 * n or len(rank_fixes) % 2 or len(metadata_pairs) % 2 or len(subs) != (n if subscores else 0):
+        raise ScriptReplyError(f"board_window replied {len(pairs)} / {len(subs)} values for {n} rows")
+    ranks = list(range(offset + 1, offset + n + 1))
+    for i in range(0, len(rank_fixes), 2):
+        ranks[int(rank_fixes[i]) - 1] = int(rank_fixes[i + 1])
     metadata = [""] * n
-    for i in range(subs_end, len(raw), 2):
-        metadata[int(raw[i]) - 1] = raw[i + 1]
+    for i in range(0, len(metadata_pairs), 2):
+        metadata[int(metadata_pairs[i]) - 1] = metadata_pairs[i + 1]
     return WindowRead(
-        total=int(raw[0]),
-        offset=int(raw[1]),
-        found=bool(raw[2]),
-        version=int(raw[3]),
-        player_ids=rows[0::3],
-        bases=[int(b) for b in rows[1::3]],
-        ranks=rows[2::3],
+        total=int(total),
+        offset=offset,
+        found=bool(found),
+        version=int(version),
+        player_ids=pairs[0::2],
+        bases=[int(b) for b in pairs[1::2]],
+        ranks=ranks,
         metadata=metadata,
-        subs=[int(s) for s in raw[end:subs_end]] if subscores else None,
+        subs=[int(s) for s in subs] if subscores else None,
     )
 
 
