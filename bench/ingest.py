@@ -81,6 +81,8 @@ BATCH_ERROR_MARKER = b'"error"'
 CLIENT_BOUND_CPU_SHARE = 0.85
 # A closed-loop phase keeps the server busy; below this share of a core per worker, something else had the CPU.
 SERVER_STARVED_CPU_SHARE = 0.7
+# ... unless Redis was this busy: then the server waited on Redis's replies (the batch phases).
+REDIS_BUSY_CPU_SHARE = 0.8
 
 
 @dataclass
@@ -525,7 +527,11 @@ def _interpretation(run: Run) -> str:
         r for r in rows.values() if r.name not in (redis.name, httpx.name, "single submissions, 1 connection")
     ]
     floor = SERVER_STARVED_CPU_SHARE * run.args.workers
-    starved = [r.name for r in saturating if r.result.cpu.get("server", floor) < floor]
+    starved = [
+        r.name
+        for r in saturating
+        if r.result.cpu.get("server", floor) < floor and r.result.cpu.get("redis", 0.0) < REDIS_BUSY_CPU_SHARE
+    ]
     if starved:
         sentences.append(
             f"The server stayed below {SERVER_STARVED_CPU_SHARE:.0%} of a core per worker in {', '.join(starved)} "

@@ -148,7 +148,7 @@ def test_it_reaps_an_expired_claim_and_then_archives_the_job(game):
         assert services.close_jobs_run() == 1
 
     assert ArchivedPeriod.objects.get().status == "complete"
-    assert not run_sync(lambda: close_jobs._ack("tetris", JOB, claimed.token))
+    assert not run_sync(lambda: close_jobs._ack("tetris.main", JOB, claimed.token))
     assert run_sync(lambda: get_redis().hgetall(keys.close_attempts("tetris.main"))) == {}
     assert zscores(keys.close_claims("tetris.main")) == {}
 
