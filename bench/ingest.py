@@ -75,6 +75,8 @@ REDIS_CONNECTIONS = 2
 # real request and the batch ratios 0.69 instead of 0.86 (2026-11-25). Sized for this many
 # items a second at most (Redis alone does about 20,000 here).
 REDIS_ITEMS_PER_SEC_CAP = 30_000
+# ... but never more than this many (about 0.4 MB each): a long --duration resends some, and says so.
+REDIS_PIPELINES_MAX = 600
 READ_LIMIT = 50
 BATCH_ERROR_MARKER = b'"error"'
 # Above this share of a core the load generator may itself be the limit of a phase.
@@ -317,7 +319,9 @@ async def _phases(run: Run, *, http_port: int, redis_port: int, raw_key: str, wa
 
     # Reference A.
     if "redis" in args.phases:
-        pipelines = math.ceil((duration + warmup) * REDIS_ITEMS_PER_SEC_CAP / REDIS_PIPELINE_ITEMS)
+        pipelines = min(
+            REDIS_PIPELINES_MAX, math.ceil((duration + warmup) * REDIS_ITEMS_PER_SEC_CAP / REDIS_PIPELINE_ITEMS)
+        )
         pool = [[f"p{rng.randrange(players)}" for _ in range(REDIS_PIPELINE_ITEMS)] for _ in range(pipelines)]
         batches = _encoded_batches(game_config, pool, rng)
         report(
@@ -383,7 +387,7 @@ async def _phases(run: Run, *, http_port: int, redis_port: int, raw_key: str, wa
         secs=min(duration, LATENCY_PROBE_MAX_SECS),
         note="latency at rest",
     )
-    for size in BATCH_SIZES:
+    for size in (size for size in BATCH_SIZES if f"batch{size}" in args.phases):
         bodies = itertools.cycle(_batch_bodies(size, players, rng, secs=duration + warmup))
         await load(
             f"batch{size}",

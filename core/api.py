@@ -12,6 +12,7 @@ import datetime as dt
 import functools
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -60,7 +61,18 @@ class _Renderer(JSONRenderer):
         try:
             return orjson.dumps(data, default=self._default, option=_ORJSON_OPTIONS)
         except orjson.JSONEncodeError:
-            return json.dumps(data, cls=self.encoder_class)
+            return json.dumps(_finite(data), cls=self.encoder_class, allow_nan=False)
+
+
+def _finite(data: Any) -> Any:
+    """``data`` with every non-finite float as None (what orjson writes), for the stdlib's encoder."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, dict):
+        return {key: _finite(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [_finite(value) for value in data]
+    return data
 
 
 class _API(NinjaAPI):

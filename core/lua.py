@@ -253,13 +253,19 @@ async def ensure_loaded(client: Redis, *scripts: Script, keys: Sequence[str] = (
 
 
 async def pipelined(
-    client: Redis, calls: Sequence[tuple[Script, Call]], *, then: Callable[[Pipeline], None] | None = None
+    client: Redis,
+    calls: Sequence[tuple[Script, Call]],
+    *,
+    then: Callable[[Pipeline], None] | None = None,
+    raise_on_error: bool = True,
 ) -> list[Any]:
     """Run script calls in one round trip (then the plain commands ``then`` queues, whose
     replies are dropped) and return the scripts' replies, in order.
 
     No SCRIPT EXISTS first: a call Redis answers NOSCRIPT (it forgot the script, so nothing
-    of that call ran) is loaded and run again, alone; any other error is raised.
+    of that call ran) is loaded and run again, alone; any other error is raised, or with
+    ``raise_on_error=False`` left in its place among the replies (the other calls ran: a
+    caller of independent calls may still act on theirs).
     """
     pipe = client.pipeline(transaction=False)
     for script, call in calls:
@@ -278,7 +284,8 @@ async def pipelined(
             calls[i][0].queue(again, calls[i][1].keys, calls[i][1].args)
         for i, reply in zip(missing, await again.execute(raise_on_error=False), strict=True):
             replies[i] = reply
-    for reply in replies:
-        if isinstance(reply, Exception):
-            raise reply
+    if raise_on_error:
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
     return replies

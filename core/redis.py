@@ -90,10 +90,11 @@ class CheckedConnection(Connection):
     def pack_command(self, *args: Any) -> list[bytes]:
         if not _HIREDIS_PACKS.issuperset(map(type, args)):
             return super().pack_command(*args)
-        if isinstance(args[0], str) and " " in args[0]:
-            # A command name with a subcommand in it ("SCRIPT LOAD") goes as separate words.
-            args = (*args[0].split(), *args[1:])
-        elif isinstance(args[0], bytes) and b" " in args[0]:
+        # A command name with a subcommand in it ("SCRIPT LOAD") goes as separate words, split
+        # exactly as redis-py splits it (a str always, bytes when it holds a space).
+        if isinstance(args[0], str):
+            args = (*args[0].encode().split(), *args[1:])
+        elif b" " in args[0]:
             args = (*args[0].split(), *args[1:])
         return [hiredis.pack_command(args)]
 

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from typing import Any
@@ -34,7 +35,8 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.core.exceptions import RequestAborted  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix  # noqa: E402
 from django.core.handlers.exception import convert_exception_to_response  # noqa: E402
-from django.db import close_old_connections  # noqa: E402
+from django.db import close_old_connections, reset_queries  # noqa: E402
+from django.http import HttpResponseBase  # noqa: E402
 from django.urls import path, re_path, set_script_prefix  # noqa: E402
 
 from live.sockets import GameSocket, HomeSocket, OutageGuard, RefuseSocket  # noqa: E402
@@ -50,6 +52,21 @@ from .middleware import (  # noqa: E402
 # did on every request): a connection broken by a database restart is replaced within this,
 # and the check costs one thread hop a second instead of three a request.
 DB_UPKEEP_SECS = 1.0
+
+
+def _database_upkeep() -> None:
+    """What Django's request signals do for the database, on the thread holding its connections:
+    close one that broke or outlived CONN_MAX_AGE, and empty DEBUG's query log."""
+    reset_queries()
+    close_old_connections()
+
+
+def _close(response: HttpResponseBase) -> None:
+    """What response.close() does, less its request_finished signal (see _database_upkeep):
+    each resource closed, one failing not keeping the others open."""
+    for closer in getattr(response, "_resource_closers", ()):
+        with contextlib.suppress(Exception):
+            closer()
 
 
 class ApiASGIHandler(ASGIHandler):
@@ -68,6 +85,7 @@ class ApiASGIHandler(ASGIHandler):
             body_file = await self.read_body(receive)
         except RequestAborted:
             return
+        response: HttpResponseBase | None = None
         try:
             set_script_prefix(get_script_prefix(scope))
             await self._upkeep()
@@ -79,17 +97,16 @@ class ApiASGIHandler(ASGIHandler):
             else:
                 raise AssertionError("create_request returned neither a request nor a response")
             await self.send_response(response, send)
-            # What response.close() does, less its request_finished signal (see _upkeep).
-            for closer in getattr(response, "_resource_closers", ()):
-                closer()
         finally:
             body_file.close()
+            if response is not None:
+                _close(response)
 
     async def _upkeep(self) -> None:
         now = time.monotonic()
         if now - self._upkept_at >= DB_UPKEEP_SECS:
             ApiASGIHandler._upkept_at = now
-            await sync_to_async(close_old_connections)()
+            await sync_to_async(_database_upkeep)()
 
     def load_middleware(self, is_async: bool = False) -> None:
         self._view_middleware: list[Any] = []

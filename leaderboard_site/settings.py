@@ -119,7 +119,9 @@ TEMPLATES = [
 DATABASE_URL = env_str("DATABASE_URL", "")
 if DATABASE_URL:
     # No persistent connections: under ASGI, sync work runs on short-lived threads
-    # whose connections would outlive them (Django's advice for ASGI deployments).
+    # whose connections would outlive them (Django's advice for ASGI deployments). The API's
+    # handler checks them once a second rather than per request (asgi.py, DB_UPKEEP_SECS), so
+    # there a connection is reused for up to about a second after it was opened.
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
 else:
     DATABASES = {

@@ -232,14 +232,15 @@ async def presence_prune(
 
 async def presence_prune_many(
     client: Redis, targets: Sequence[PruneTarget], *, now_ms: int, announce_ms: int, batch: int, keep_ms: int
-) -> list[list[str]]:
+) -> list[list[str] | Exception]:
     """:func:`presence_prune` of many games in one round trip; each game's removed players, in
-    the order of ``targets``."""
+    the order of ``targets``, or the error of a game whose call failed (the others ran)."""
     calls = [
         (PRESENCE_PRUNE, _prune_call(target, now_ms=now_ms, announce_ms=announce_ms, batch=batch, keep_ms=keep_ms))
         for target in targets
     ]
-    return [_pruned(raw) for raw in await pipelined(client, calls)]
+    replies = await pipelined(client, calls, raise_on_error=False)
+    return [raw if isinstance(raw, Exception) else _pruned(raw) for raw in replies]
 
 
 # --------------------------------------------------------------------------- presence_announce

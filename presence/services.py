@@ -206,9 +206,15 @@ async def _prune_games(targets: list[scripts.PruneTarget]) -> int:
             batch=PRUNE_BATCH_MAX,
             keep_ms=PRESENCE_LAST_SEEN_KEEP_SECS * 1000,
         )
+        failed: Exception | None = None
         for target, first in zip(chunk, firsts, strict=True):
-            if first:
+            if isinstance(first, Exception):
+                failed = failed or first
+            elif first:
+                # Announced even when another game's call failed: its leaves are queued already.
                 total += len(await _prune_rest(target, first, now_ms=now_ms))
+        if failed is not None:
+            raise failed
     return total
 
 

@@ -53,5 +53,10 @@ def test_it_writes_a_non_finite_number_as_null() -> None:
     }
 
 
-def test_it_still_renders_an_integer_past_64_bits() -> None:
+def test_it_still_renders_an_integer_past_64_bits_and_never_a_nan() -> None:
     assert _render({"total": 2**70}) == {"total": 2**70}
+    raw = _Renderer().render(RequestFactory().get("/"), {"total": 2**70, "avg": [float("nan")]}, response_status=200)
+    assert json.loads(raw, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name))) == {
+        "total": 2**70,
+        "avg": [None],
+    }

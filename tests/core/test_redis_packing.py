@@ -32,7 +32,7 @@ def _packed(connection: Connection, *args: Any) -> bytes:
     return b"".join(connection.pack_command(*args))
 
 
-@given(name=st.sampled_from(["EVALSHA", "SCRIPT LOAD", b"CLIENT SETNAME", "zadd"]), args=ARGS)
+@given(name=st.sampled_from(["EVALSHA", "SCRIPT LOAD", "CLIENT\tLIST", b"CLIENT SETNAME", b"GET", "zadd"]), args=ARGS)
 def test_it_packs_every_command_as_redis_py_does(name: str | bytes, args: list[object]) -> None:
     ours, theirs = CheckedConnection(), Connection()
     try:

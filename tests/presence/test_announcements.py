@@ -11,6 +11,7 @@ from collections import Counter
 import pytest
 from asgiref.sync import sync_to_async
 from django.db import connections
+from redis.exceptions import ResponseError
 
 from core import config, keys
 from core.clock import now as clock_now
@@ -255,6 +256,24 @@ def test_it_prunes_games_in_pipelines_each_by_its_own_timeout(make_game, monkeyp
         online = run_sync(lambda s=slug: get_redis().zcard(keys.presence_online(s)))
         assert online == (7 if timeout == 120 else 0), slug
     assert tasks.prune_presence() == 0
+
+
+def test_it_announces_the_games_it_pruned_when_another_games_prune_fails(make_game):
+    for slug in ("g1", "g2", "g3"):
+        make_game(slug, presence_timeout_secs=60)
+        _seen_long_ago(slug, [f"{slug}-a", f"{slug}-b"], 60)
+    # g2's presence set is not a sorted set any more (a stray write): its script call fails.
+    run_sync(lambda: get_redis().delete(keys.presence_online("g2")))
+    run_sync(lambda: get_redis().set(keys.presence_online("g2"), "not a zset"))
+    run_sync(lambda: get_redis().delete(keys.live_presence_changes()))
+
+    with pytest.raises(ResponseError):
+        tasks.prune_presence()
+
+    for slug in ("g1", "g3"):
+        assert run_sync(lambda s=slug: get_redis().zcard(keys.presence_online(s))) == 0
+    changed = run_sync(lambda: get_redis().zrange(keys.live_presence_changes(), 0, -1))
+    assert sorted(changed) == ["g1", "g3"]
 
 
 async def test_it_prunes_every_game_through_the_beat_task_active_or_not(make_game):
