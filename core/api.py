@@ -13,6 +13,7 @@ import functools
 import json
 import logging
 import math
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.parser import Parser
 from ninja.renderers import JSONRenderer
 from ninja.responses import NinjaJSONEncoder
 from ninja.security import HttpBearer
@@ -75,6 +77,77 @@ def _finite(data: Any) -> Any:
     return data
 
 
+# The signs of what a JSON parser reads but no client can read back: a surrogate escape (valid
+# in a pair, refused alone) or its raw UTF-8 bytes. Only a body holding one is walked.
+_SURROGATE = re.compile(rb"\\u[dD][89abcdefABCDEF]|\xed[\xa0-\xbf]")
+
+
+class BodyRefused(Exception):
+    """A body the parser read but the product refuses (ninja wraps it in a 400 HttpError)."""
+
+    def __init__(self, error: ServiceError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+class _Parser(Parser):
+    """JSON bodies as the stdlib reads them, less what could not be written back: a number that
+    is not finite (NaN, Infinity, 1e400) or text with a lone surrogate anywhere in the body is
+    refused with 422 naming its field, before any of it is used."""
+
+    def parse_body(self, request: HttpRequest) -> Any:
+        body = request.body
+        odd = False
+
+        def constant(name: str) -> float:
+            nonlocal odd
+            odd = True
+            return float(name)
+
+        def number(text: str) -> float:
+            nonlocal odd
+            value = float(text)
+            odd = odd or not math.isfinite(value)
+            return value
+
+        data = json.loads(body, parse_constant=constant, parse_float=number)
+        if odd or _SURROGATE.search(body):
+            problem = _unwritable(data, "")
+            if problem is not None:
+                raise BodyRefused(catalogue.invalid(*problem))
+        return data
+
+
+def _unwritable(data: Any, path: str) -> tuple[str | None, str] | None:
+    """The field and the reason of the first value of a parsed body that JSON cannot carry."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return path or None, "A number must be finite (not NaN or Infinity)."
+    if isinstance(data, str):
+        return None if _utf8(data) else (path or None, "Text must be valid Unicode (a lone surrogate is not).")
+    if isinstance(data, dict):
+        for key, value in data.items():
+            here = f"{path}.{key}" if path else str(key)
+            if not _utf8(key):
+                return path or None, "A key must be valid Unicode (a lone surrogate is not)."
+            found = _unwritable(value, here)
+            if found is not None:
+                return found
+    if isinstance(data, list):
+        for i, value in enumerate(data):
+            found = _unwritable(value, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class _API(NinjaAPI):
     def get_openapi_schema(self, *, path_prefix: str | None = None, path_params: dict[str, Any] | None = None) -> Any:
         # What ninja derives from the views, plus the headers and vocabularies every
@@ -85,6 +158,7 @@ class _API(NinjaAPI):
 
 api = _API(
     renderer=_Renderer(),
+    parser=_Parser(),
     title="Leaderboard API",
     version="1",
     description='Post scores from game servers; read standings. Errors are `{"error": {"code", "message", "field"}}`.',
@@ -139,6 +213,8 @@ def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespons
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     # ninja raises it only for a body it cannot parse (400); any other would be a bug of ours.
+    if isinstance(exc.__cause__, BodyRefused):
+        return error_response(request, exc.__cause__.error)
     if exc.status_code == 400:
         return error_response(request, catalogue.malformed_json())
     logger.error("%s %s: unexpected HttpError %s: %s", request.method, request.path, exc.status_code, exc.message)

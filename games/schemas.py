@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Annotated, Any, Literal, get_args
 
 from ninja import Schema
-from pydantic import BaseModel, Field, StrictInt
+from pydantic import AwareDatetime, BaseModel, Field, StrictInt
 
 from core.models import MAX_BATCH_ITEMS, MAX_SAFE_SCORE
 from core.schemas import ErrorOut, PlayerId, SingleLine, with_example
@@ -217,8 +217,10 @@ class LeaderboardIn(BaseModel):
     timezone: Annotated[SingleLine, Field(max_length=64)] = Field(
         default="", description="An IANA zone; '' uses the game's."
     )
-    starts_at: dt.datetime | None = None
-    ends_at: dt.datetime | None = None
+    # With its zone (Z or ±hh:mm): a naive time has no one meaning, and compared with an aware
+    # one it cannot be ordered at all.
+    starts_at: AwareDatetime | None = None
+    ends_at: AwareDatetime | None = None
     ties: Ties = "shared"
     subscore_order: Order = "desc"
     format: Annotated[SingleLine, Field(max_length=20, json_schema_extra=_FORMAT)] = "integer"
@@ -240,8 +242,8 @@ class LeaderboardPatch(BaseModel):
     windows: Annotated[list[str], Field(json_schema_extra=_WINDOWS)] | None = None
     cron: Annotated[SingleLine, Field(max_length=100)] | None = None
     timezone: Annotated[SingleLine, Field(max_length=64)] | None = None
-    starts_at: dt.datetime | None = None
-    ends_at: dt.datetime | None = None
+    starts_at: AwareDatetime | None = None
+    ends_at: AwareDatetime | None = None
     ties: Ties | None = None
     subscore_order: Order | None = None
     format: Annotated[SingleLine, Field(max_length=20, json_schema_extra=_FORMAT)] | None = None
