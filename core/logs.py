@@ -81,7 +81,9 @@ def get_logger(name: str) -> Any:
 def _renderer(log_format: str) -> Any:
     if log_format == "json":
         return structlog.processors.JSONRenderer()
-    return structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    # Plain tracebacks: structlog's default where rich is installed prints every frame's local
+    # variables, and a local may be a secret (an API key's hash was, in a review).
+    return structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty(), exception_formatter=structlog.dev.plain_traceback)
 
 
 def configure_structlog() -> None:

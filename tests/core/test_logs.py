@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 from pathlib import Path
@@ -94,3 +95,23 @@ def refused_id(events: list[dict[str, object]]) -> object:
     (refused,) = [e for e in events if e.get("status") == 401]
     assert isinstance(refused["request_id"], str) and len(refused["request_id"]) == 32
     return refused["request_id"]
+
+
+@pytest.mark.parametrize("log_format", ["console", "json"])
+def test_it_prints_no_local_variable_in_a_traceback(log_format: str) -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logs.formatter(log_format))
+    logger = logging.getLogger("tests.locals")
+    logger.addHandler(handler)
+    try:
+        secret_hash = "pbkdf2_sha256$secret-that-must-not-print"
+        try:
+            raise ValueError(f"no key here ({len(secret_hash)} chars)")
+        except ValueError:
+            logger.exception("failed")
+    finally:
+        logger.removeHandler(handler)
+    printed = stream.getvalue()
+    assert "ValueError: no key here" in printed
+    assert "secret-that-must-not-print" not in printed
