@@ -146,6 +146,16 @@ def windows_check(
             )
         return
     cron_check(cron)
+    minutes = sorted(CronSim(cron, dt.datetime(2000, 1, 1, tzinfo=dt.UTC)).minutes)
+    if len(minutes) > 1:
+        # In every hour it fires, it fires at each of these minutes: more often than hourly,
+        # read from the field at once (walking the schedule to find it took seconds a request).
+        closest = min(later - earlier for earlier, later in zip(minutes, minutes[1:]))
+        raise RuleError(
+            f"{cron!r} resets every {closest} minutes or less; a custom window lasts at least "
+            f"{CUSTOM_WINDOW_MIN_SECS // 60} minutes.",
+            field="cron",
+        )
     shortest, _ = cron_gaps_ms(cron, tz)
     if shortest < CUSTOM_WINDOW_MIN_SECS * 1000:
         raise RuleError(

@@ -63,3 +63,21 @@ def test_it_shows_a_score_in_its_boards_format(fmt, value, shown):
 def test_it_refuses_an_unknown_format(fmt):
     with pytest.raises(board_rules.RuleError, match="is not a format"):
         board_rules.format_check(fmt)
+
+
+@pytest.mark.parametrize(
+    ("cron", "closest"),
+    [("7,37 * * * *", 30), ("0,59 9 * * *", 59), ("*/5 18 * * FRI", 5), ("0-1 0 1 1 *", 1)],
+)
+def test_it_refuses_a_cron_more_often_than_hourly_from_its_minute_field(cron: str, closest: int) -> None:
+    # Read from the field, whatever the zone: no walk over years of its schedule first.
+    for zone in ("UTC", "Europe/Paris", "Australia/Lord_Howe", "Asia/Kathmandu"):
+        with pytest.raises(board_rules.RuleError) as refused:
+            board_rules.windows_check(["custom"], cron=cron, tz=ZoneInfo(zone), starts_at=None, ends_at=None)
+        assert refused.value.field == "cron"
+        assert f"every {closest} minutes or less" in str(refused.value)
+
+
+def test_it_accepts_a_cron_of_one_minute_an_hour_or_rarer() -> None:
+    for cron in ("13 * * * *", "0 */2 * * *", "0 0 29 2 *"):
+        board_rules.windows_check(["custom"], cron=cron, tz=PARIS, starts_at=None, ends_at=None)
