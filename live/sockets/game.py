@@ -38,6 +38,9 @@ __all__ = ["DEFAULT_LIMIT", "MAX_FOLLOWED", "GameSocket"]
 View = tuple[str, str]
 # The presence snapshot a socket gets when it asks: the most recently seen players.
 PRESENCE_SNAPSHOT_PLAYERS = 50
+# Board windows one socket may subscribe to at once: a page shows a few; each one is a group
+# joined, a snapshot read and a view kept per socket, so a client cannot hold thousands.
+SUBSCRIPTIONS_MAX = 20
 
 
 class GameSocket(LiveSocket):
@@ -97,16 +100,13 @@ class GameSocket(LiveSocket):
         if refusal.unknown_field or refusal.field not in FIELD_MESSAGES:
             return refusal.message
         board = self._board(message.get("leaderboard")) or self.game.first_board
-        return refusal.message.replace("{boards}", ", ".join(b.slug for b in self.game.boards)).replace(
-            "{windows}", ", ".join(board.windows) if board else ""
-        )
+        return refusal.message.replace("{windows}", ", ".join(board.windows) if board else "")
 
     async def _view(self, message: Subscribe | Unsubscribe) -> tuple[config.BoardConfig, str] | None:
         """The leaderboard (the game's first if not named) and window a message names."""
         board = self._board(message.leaderboard)
         if board is None:
-            names = ", ".join(b.slug for b in self.game.boards)
-            await self.error("invalid", FIELD_MESSAGES["leaderboard"].replace("{boards}", names))
+            await self.error("invalid", FIELD_MESSAGES["leaderboard"])
             return None
         if message.period not in board.windows:
             await self.error("invalid", FIELD_MESSAGES["period"].replace("{windows}", ", ".join(board.windows)))
@@ -120,6 +120,12 @@ class GameSocket(LiveSocket):
         board, period = found
         limit = message.limit
         view = (board.slug, period)
+        if view not in self.subscriptions and len(self.subscriptions) >= SUBSCRIPTIONS_MAX:
+            limit_text = (
+                f"A socket subscribes to at most {SUBSCRIPTIONS_MAX} board windows: unsubscribe from one first."
+            )
+            await self.error("invalid", limit_text)
+            return
         await self.join(events.board_group(board.ref, period))
         self.subscriptions[view] = limit
         current = periods.window_current(board, period, clock.now())

@@ -89,10 +89,12 @@ MESSAGES: dict[str, type[BaseModel]] = {
     "recent": Recent,
 }
 
-# What an invalid field's ``error`` says, by field ({boards} and {windows}: the game's, filled in
-# by the socket). Unknown fields have their own message (see parse()).
+# What an invalid field's ``error`` says, by field ({windows}: the board's, filled in by the
+# socket). Unknown fields have their own message (see parse()).
 FIELD_MESSAGES: dict[str, str] = {
-    "leaderboard": "leaderboard must be one of: {boards}.",
+    # Not a list of the game's boards: a game may have thousands, and a refusal never lists a
+    # tenant's data (GET /api/v1/games/{slug} lists them, a page at a time).
+    "leaderboard": "leaderboard must be the slug of one of this game's active leaderboards.",
     "period": "period must be one of: {windows}.",
     "limit": f"limit must be an integer from 1 to {events.LIVE_LIMIT_MAX}.",
     "player_ids": f"player_ids must be a list of at most {MAX_FOLLOWED} valid player ids.",

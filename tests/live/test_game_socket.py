@@ -285,6 +285,33 @@ async def test_it_refuses_to_follow_more_than_50_players(make_game, sockets):
     await expect_error(ws, "invalid")
 
 
+async def test_it_caps_the_board_windows_a_socket_subscribes_to(make_game, sockets, monkeypatch):
+    monkeypatch.setattr(game_socket, "SUBSCRIPTIONS_MAX", 2)
+    await make_config(make_game, periods_kept=["daily", "weekly", "all-time"])
+    ws = await sockets.open()
+    await subscribe(ws, "daily")
+    await subscribe(ws, "weekly")
+
+    await ws.send_json_to({"action": "subscribe", "period": "all-time"})
+    message = await ws.receive_json_from()
+    assert (message["type"], message["code"]) == ("error", "invalid")
+    assert "at most 2 board windows" in message["message"]
+    # Subscribing again to one it has is a change of limit, not one more; after an unsubscribe
+    # there is room again.
+    assert len((await subscribe(ws, "daily", limit=3))["entries"]) <= 3
+    await ws.send_json_to({"action": "unsubscribe", "period": "weekly"})
+    assert (await subscribe(ws, "all-time"))["period"] == "all-time"
+
+
+async def test_it_refuses_an_unknown_board_without_listing_the_games_boards(make_game, sockets):
+    await make_config(make_game)
+    ws = await sockets.open()
+    await ws.send_json_to({"action": "subscribe", "leaderboard": "nope", "period": "daily"})
+    message = await ws.receive_json_from()
+    assert (message["type"], message["code"]) == ("error", "invalid")
+    assert "main" not in message["message"] and "leaderboard" in message["message"]
+
+
 @pytest.mark.parametrize(
     "player_ids",
     [None, "a", {"a": 1}, [1], [None], [""], ["has space"], ["x" * 65], ["ok", "bad/slash"], [True]],
