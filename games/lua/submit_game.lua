@@ -2,7 +2,10 @@
 -- their boards: display names (and the name index), the player sync's marks, the recent
 -- submissions list and presence (an accepted score is a heartbeat; the join rule is
 -- presence_update.lua's). Every key is the game's ({game}). Items a board refused are
--- not passed; replayed items only read their player's name.
+-- not passed. A replayed item (a retry with its Idempotency-Key) sets its name and the
+-- sync's mark again, which are idempotent: its first attempt may have died between the board
+-- script and this one. It is no new activity: no recent entry (which would show twice) and
+-- no heartbeat.
 --
 -- KEYS[1] names            names HASH (player_id -> display name)
 -- KEYS[2] hidden           the game's hidden SET (hidden players never come online)
@@ -27,7 +30,8 @@
 --   (player_id; display name ('' keeps the stored one; a new player gets their id); the
 --   search key of that display name ('' with no name: a new player's is their id in lower
 --   case, which is what core.text.search_key makes of an id's ASCII); the recent-list entry
---   (JSON text, stored as is); 1 if the item was applied now, 0 if it was a replay)
+--   (JSON text, stored as is); 1 if the item was applied now, 0 if it was a replay, which
+--   is neither pushed to the recent list again nor a heartbeat)
 -- Returns the display name of each item's player, in order, then 1 if any player was
 --   marked for the player sync (a new name), else 0.
 
@@ -63,15 +67,15 @@ for item = 0, (#ARGV - 4) / 5 - 1 do
   local a = 5 + item * 5
   local player, display = ARGV[a], ARGV[a + 1]
   local name = redis.call('HGET', KEYS[1], player)
+  if (not name) or (display ~= '' and display ~= name) then
+    local search_key = ARGV[a + 2]
+    if display ~= '' then name = display else name, search_key = player, string.lower(player) end
+    redis.call('HSET', KEYS[1], player, name)
+    redis.call('ZADD', KEYS[4], now, player)
+    marked = 1
+    index_name(player, search_key)
+  end
   if ARGV[a + 4] == '1' then
-    if (not name) or (display ~= '' and display ~= name) then
-      local search_key = ARGV[a + 2]
-      if display ~= '' then name = display else name, search_key = player, string.lower(player) end
-      redis.call('HSET', KEYS[1], player, name)
-      redis.call('ZADD', KEYS[4], now, player)
-      marked = 1
-      index_name(player, search_key)
-    end
     redis.call('LPUSH', KEYS[3], ARGV[a + 3])
     pushed = true
     if is_heartbeat then heartbeat(player, KEYS[11 + item]) end

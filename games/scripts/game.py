@@ -65,7 +65,7 @@ class GameItem:
     display_name: str  # '' keeps the stored one
     search_key: str
     recent: str  # the recent-list entry, JSON text
-    fresh: bool  # applied now (False: a replay, which only reads the name)
+    fresh: bool  # applied now (False: a replay: its name is set again, no recent entry or heartbeat)
 
 
 def submit_game_call(

@@ -405,15 +405,15 @@ async def _apply_to_game(
     now_ms = clock.to_ms(now)
     chunks = [applied[i : i + SUBMIT_CHUNK_ITEMS] for i in range(0, len(applied), SUBMIT_CHUNK_ITEMS)]
     calls = [_game_call(game, [(q, not reply.replayed) for q, reply in chunk], now_ms, heartbeat) for chunk in chunks]
-    changed = {q.board.ref for q, reply in applied if not reply.replayed}
+    # Replays mark their boards too: their first attempt may have died before it marked them
+    # (a mark is idempotent; a board marked for nothing costs its consumer one look).
+    changed = {q.board.ref for q, _ in applied}
 
     def marks(pipe: Pipeline) -> None:
         if changed:
             pipe.zadd(keys.live_changes(), dict.fromkeys(changed, now_ms), nx=True)
             # The background runs' work sets: ledger entries to store, close jobs to run.
-            worksets.queue_marks(
-                pipe, {q.board for q, reply in applied if not reply.replayed}, now, periods.board_current
-            )
+            worksets.queue_marks(pipe, {q.board for q, _ in applied}, now, periods.board_current)
             if heartbeat:
                 # A score is a heartbeat: a player may have come online.
                 pipe.zadd(keys.live_presence_changes(), {game.slug: now_ms}, nx=True)

@@ -100,3 +100,38 @@ async def test_it_replays_a_batch_item_by_item(aclient, keys_):
     assert again.headers["Idempotent-Replayed"] == "true"
     assert first.json()["results"][1]["error"]["field"] == "scores[1].score"
     assert (await total(aclient, "a"), await total(aclient, "c")) == (1, 3)
+
+
+async def test_it_completes_on_a_replay_what_a_crash_left_undone(aclient, keys_):
+    """A worker that died between the board script and the game script left the score applied
+    and its idempotency record stored, but no name and no player-sync mark: the
+    state below. The client's retry with the same Idempotency-Key completes it."""
+    from core import keys
+    from core.models import Player
+    from core.redis import get_redis
+    from games import tasks
+
+    body = {"player_id": "ann", "score": 5, "display_name": "Ann"}
+    first = await post(aclient, keys_[0], body, "order-9")
+    assert first.json()["display_name"] == "Ann"
+    redis = get_redis()
+    for key in (
+        keys.names("tetris"),
+        keys.pending_players("tetris"),
+        keys.name_keys("tetris"),
+        keys.name_index("tetris"),
+    ):
+        await redis.delete(key)
+    await redis.delete(keys.work_players(), keys.recent("tetris"))
+
+    again = await post(aclient, keys_[0], body, "order-9")
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert await total(aclient, "ann") == 5  # applied once
+    assert await redis.hget(keys.names("tetris"), "ann") == "Ann"
+    assert await sync_to_async(tasks.sync_players)() == 1
+    assert await sync_to_async(lambda: Player.objects.get(player_id="ann").display_name)() == "Ann"
+    found = await aclient.get("/api/v1/games/tetris/players?q=an")
+    assert [p["player_id"] for p in found.json()["players"]] == ["ann"]
+    # A replay is no new activity: no recent entry (it would show twice), no heartbeat.
+    assert await redis.llen(keys.recent("tetris")) == 0
