@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -150,7 +151,7 @@ def windows_check(
     if len(minutes) > 1:
         # In every hour it fires, it fires at each of these minutes: more often than hourly,
         # read from the field at once (walking the schedule to find it took seconds a request).
-        closest = min(later - earlier for earlier, later in zip(minutes, minutes[1:]))
+        closest = min(later - earlier for earlier, later in itertools.pairwise(minutes))
         raise RuleError(
             f"{cron!r} resets every {closest} minutes or less; a custom window lasts at least "
             f"{CUSTOM_WINDOW_MIN_SECS // 60} minutes.",
