@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import time
 from typing import Any
@@ -32,19 +33,22 @@ from asgiref.sync import sync_to_async  # noqa: E402
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
-from django.core.exceptions import RequestAborted  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.core.exceptions import RequestAborted, RequestDataTooBig  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix  # noqa: E402
 from django.core.handlers.exception import convert_exception_to_response  # noqa: E402
 from django.db import close_old_connections, reset_queries  # noqa: E402
 from django.http import HttpResponseBase  # noqa: E402
 from django.urls import path, re_path, set_script_prefix  # noqa: E402
 
+from core import errors  # noqa: E402
 from live.sockets import GameSocket, HomeSocket, OutageGuard, RefuseSocket  # noqa: E402
 
 from .middleware import (  # noqa: E402
     API_PREFIX,
     ReadOnlyCorsMiddleware,
     api_middleware,
+    error_json,
     request_context_middleware,
 )
 
@@ -82,8 +86,13 @@ class ApiASGIHandler(ASGIHandler):
         # Django's handle() less its thread hops, and less its disconnect listener: a request
         # whose client left is served to the end (a submission accepted is never half-done).
         try:
-            body_file = await self.read_body(receive)
+            body_file = await self._read_bounded_body(scope, receive)
         except RequestAborted:
+            return
+        except RequestDataTooBig:
+            # Refused before the rest is read or stored: the API takes no body this big.
+            too_big = error_json(errors.body_too_large())
+            await self.send_response(too_big, send)
             return
         response: HttpResponseBase | None = None
         try:
@@ -101,6 +110,30 @@ class ApiASGIHandler(ASGIHandler):
             body_file.close()
             if response is not None:
                 _close(response)
+
+    async def _read_bounded_body(self, scope: dict[str, Any], receive: Any) -> Any:
+        """The body, refused (RequestDataTooBig) past MAX_BODY_BYTES: by its Content-Length before
+        any of it is read, or as a chunked one streams past it (Django's reader spools any size
+        to disk first, and only then is it refused)."""
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length" and value.isdigit() and int(value) > settings.MAX_BODY_BYTES:
+                raise RequestDataTooBig
+        body = io.BytesIO()  # at most MAX_BODY_BYTES: memory, never a file
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                body.close()
+                raise RequestAborted
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > settings.MAX_BODY_BYTES:
+                body.close()
+                raise RequestDataTooBig
+            body.write(chunk)
+            if not message.get("more_body", False):
+                body.seek(0)
+                return body
 
     async def _upkeep(self) -> None:
         now = time.monotonic()
