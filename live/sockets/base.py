@@ -319,11 +319,14 @@ class LiveSocket(AsyncWebsocketConsumer):
         self.outbox.clear()
 
     async def close(self, code: int | bool | None = None, reason: str | None = None) -> None:
-        """Close after the frames already queued (at once when none wait)."""
+        """Close after the frames already queued (at once when none wait); once only: a socket
+        already closed, closing or gone is left as it is (a second close is an ASGI error)."""
+        if self.closing:
+            return
         if self.writer is None and not self.outbox:
             self.closing = True
             await super().close(code=code, reason=reason)
-        elif not self.closing:
+        else:
             self._close_after_frames(code if isinstance(code, int) and not isinstance(code, bool) else 1000)
 
     # ----------------------------------------------------------------- hub -> socket
