@@ -17,7 +17,7 @@ from cachetools import TTLCache
 from django.conf import settings
 
 from . import board_rules, clock, keys
-from .errors import UNAVAILABLE_ERRORS
+from .errors import DATABASE_ERRORS, UNAVAILABLE_ERRORS, report_unavailable
 from .models import SLUG_MAX_CHARS, ApiKey, Game, Leaderboard
 from .redis import get_redis
 
@@ -183,11 +183,24 @@ CONFIG_CHANGES_KEPT = 10_000
 CONFIG_CHANGES_READ_MAX = 1000
 
 
+# While the database is unreachable, the last game and key configs read are served for up to
+# this long, so that scores (which go to Redis) keep flowing on what was known: a change made
+# just before the outage may not be seen meanwhile, and nothing can be changed.
+CONFIG_STALE_MAX_SECS = 3600
+
+
 class _Caches:
     def __init__(self) -> None:
         ttl = settings.GAME_CONFIG_CACHE_SECS
         self.games: TTLCache[str, GameConfig | None] = TTLCache(CONFIG_CACHE_MAX_ENTRIES, ttl, timer=clock.monotonic)
         self.keys: TTLCache[str, ApiKeyConfig | None] = TTLCache(CONFIG_CACHE_MAX_ENTRIES, ttl, timer=clock.monotonic)
+        # The last of each read, for a database outage (CONFIG_STALE_MAX_SECS).
+        self.last_games: TTLCache[str, GameConfig | None] = TTLCache(
+            CONFIG_CACHE_MAX_ENTRIES, CONFIG_STALE_MAX_SECS, timer=clock.monotonic
+        )
+        self.last_keys: TTLCache[str, ApiKeyConfig | None] = TTLCache(
+            CONFIG_CACHE_MAX_ENTRIES, CONFIG_STALE_MAX_SECS, timer=clock.monotonic
+        )
         # The game list with the config epoch it was read at.
         self.game_list: TTLCache[str, _GameList] = TTLCache(1, GAME_LIST_MAX_AGE_SECS, timer=clock.monotonic)
 
@@ -220,9 +233,15 @@ async def get_game(slug: str, *, min_version: str | None = None) -> GameConfig |
         if min_version is None or cached is None or cached.version == min_version:
             return cached
     version = await _version(slug)
-    game = await _WITH_BOARDS.filter(slug=slug).afirst()
+    try:
+        game = await _WITH_BOARDS.filter(slug=slug).afirst()
+    except DATABASE_ERRORS as error:
+        if slug not in _caches.last_games:
+            raise
+        report_unavailable(error, during="a game's config reload (the last one read is served)")
+        return _caches.last_games[slug]
     config = GameConfig.from_model(game, version) if game else None
-    cache[slug] = config
+    cache[slug] = _caches.last_games[slug] = config
     return config
 
 
@@ -332,7 +351,13 @@ async def get_api_key(prefix: str, *, reload: bool = False) -> ApiKeyConfig | No
     cache = _caches.keys
     if not reload and prefix in cache:
         return cache[prefix]
-    key = await ApiKey.objects.select_related("game").filter(prefix=prefix).afirst()
+    try:
+        key = await ApiKey.objects.select_related("game").filter(prefix=prefix).afirst()
+    except DATABASE_ERRORS as error:
+        if prefix not in _caches.last_keys:
+            raise
+        report_unavailable(error, during="an API key's config reload (the last one read is served)")
+        return _caches.last_keys[prefix]
     config = (
         ApiKeyConfig(
             prefix=key.prefix,
@@ -347,5 +372,5 @@ async def get_api_key(prefix: str, *, reload: bool = False) -> ApiKeyConfig | No
         if key
         else None
     )
-    cache[prefix] = config
+    cache[prefix] = _caches.last_keys[prefix] = config
     return config

@@ -117,12 +117,17 @@ TEMPLATES = [
 ]
 
 DATABASE_URL = env_str("DATABASE_URL", "")
+# Seconds a PostgreSQL connect may take before it counts as the database being down.
+DB_CONNECT_TIMEOUT_SECS = env_int("DB_CONNECT_TIMEOUT_SECS", 2, minimum=1)
 if DATABASE_URL:
     # No persistent connections: under ASGI, sync work runs on short-lived threads
     # whose connections would outlive them (Django's advice for ASGI deployments). The API's
     # handler checks them once a second rather than per request (asgi.py, DB_UPKEEP_SECS), so
     # there a connection is reused for up to about a second after it was opened.
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # A database that does not answer a connect is an outage (503) within this, not a hang.
+        DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", DB_CONNECT_TIMEOUT_SECS)
 else:
     DATABASES = {
         "default": {
