@@ -120,6 +120,11 @@ class Game(models.Model):
         default=60,
         help_text="Per player and board, over a sliding minute; 0 means no limit.",
     )
+    max_boards = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Leaderboards this game may have (taken out of play or not); empty: MAX_BOARDS_PER_GAME.",
+    )
     presence_timeout_secs = models.PositiveIntegerField(
         default=DEFAULT_PRESENCE_TIMEOUT_SECS,
         validators=[MinValueValidator(MIN_PRESENCE_TIMEOUT_SECS), MaxValueValidator(MAX_PRESENCE_TIMEOUT_SECS)],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
@@ -79,6 +80,9 @@ def leaderboard_put(*, game: Game, slug: str, settings: dict[str, Any]) -> tuple
     board = Leaderboard.objects.filter(game=game, slug=slug).first()
     created = board is None
     if board is None:
+        limit = game.max_boards if game.max_boards is not None else django_settings.MAX_BOARDS_PER_GAME
+        if Leaderboard.objects.filter(game=game).count() >= limit:
+            raise errors.board_limit(limit=limit)
         board = Leaderboard(game=game, slug=slug)
     before = {f: getattr(board, f) for f in SETTINGS}
     fresh = Leaderboard(game=game, slug=slug)

@@ -6,12 +6,24 @@ import datetime as dt
 from typing import Annotated, Any, Literal, get_args
 
 from ninja import Schema
-from pydantic import AwareDatetime, BaseModel, Field, StrictInt
+from pydantic import AwareDatetime, BaseModel, BeforeValidator, Field, StrictInt
 
 from core.models import MAX_BATCH_ITEMS, MAX_SAFE_SCORE
 from core.schemas import ErrorOut, PlayerId, SingleLine, with_example
 
 Score = Annotated[StrictInt, Field(ge=-MAX_SAFE_SCORE, le=MAX_SAFE_SCORE, examples=[120])]
+
+
+def _iso_text(value: object) -> object:
+    # pydantic would take a number as a Unix time: the API takes what its schema says, text.
+    if not isinstance(value, str):
+        raise ValueError("Give an ISO 8601 time with its zone, such as 2026-03-02T00:00:00Z.")
+    return value
+
+
+# An instant as ISO 8601 text with its zone (Z or ±hh:mm): a naive time has no one meaning, and
+# compared with an aware one it cannot be ordered at all.
+Instant = Annotated[AwareDatetime, BeforeValidator(_iso_text)]
 
 
 # Request bodies are plain pydantic models: ninja's Schema adds a Django-object
@@ -217,10 +229,8 @@ class LeaderboardIn(BaseModel):
     timezone: Annotated[SingleLine, Field(max_length=64)] = Field(
         default="", description="An IANA zone; '' uses the game's."
     )
-    # With its zone (Z or ±hh:mm): a naive time has no one meaning, and compared with an aware
-    # one it cannot be ordered at all.
-    starts_at: AwareDatetime | None = None
-    ends_at: AwareDatetime | None = None
+    starts_at: Instant | None = None
+    ends_at: Instant | None = None
     ties: Ties = "shared"
     subscore_order: Order = "desc"
     format: Annotated[SingleLine, Field(max_length=20, json_schema_extra=_FORMAT)] = "integer"
@@ -242,8 +252,8 @@ class LeaderboardPatch(BaseModel):
     windows: Annotated[list[str], Field(json_schema_extra=_WINDOWS)] | None = None
     cron: Annotated[SingleLine, Field(max_length=100)] | None = None
     timezone: Annotated[SingleLine, Field(max_length=64)] | None = None
-    starts_at: AwareDatetime | None = None
-    ends_at: AwareDatetime | None = None
+    starts_at: Instant | None = None
+    ends_at: Instant | None = None
     ties: Ties | None = None
     subscore_order: Order | None = None
     format: Annotated[SingleLine, Field(max_length=20, json_schema_extra=_FORMAT)] | None = None

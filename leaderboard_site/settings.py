@@ -231,6 +231,10 @@ RECENT_SUBMISSIONS_MAX = env_int("RECENT_SUBMISSIONS_MAX", 50, minimum=1)
 # Public reads see a game's config change within this many seconds; writes see
 # it at once (the rate-limit script returns the config version).
 GAME_CONFIG_CACHE_SECS = env_int("GAME_CONFIG_CACHE_SECS", 5, minimum=0)
+# Leaderboards a game may have (in play or not) unless its own max_boards says otherwise: each
+# is config every process holds and reloads, and keys, archives and close jobs in the
+# background; a tenant's boards must not cost the others (admin raises it per game).
+MAX_BOARDS_PER_GAME = env_int("MAX_BOARDS_PER_GAME", 500, minimum=1)
 # Delivered domain events (core/outbox/, docs/events.md) are kept this long, then pruned:
 # long enough to look into a delivery in admin, and for a consumer to read back a week.
 EVENT_RETENTION_SECS = env_int("EVENT_RETENTION_SECS", 7 * 24 * 3600, minimum=3600)

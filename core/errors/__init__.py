@@ -79,6 +79,7 @@ METHOD_NOT_ALLOWED = _code("method_not_allowed", 405, "The path exists, but not 
 BOARD_CLOSED = _code("board_closed", 409, "The board takes no scores now: outside its season, or out of play.")
 BOARD_HAS_SCORES = _code("board_has_scores", 409, "A change of `mode`, `order` or `ties` while the board holds scores.")
 CONFLICT = _code("conflict", 409, "The same board was created by another request at the same moment; retry.")
+BOARD_LIMIT = _code("board_limit", 409, "A new board past the game's board limit (the message gives it).")
 PERIOD_OPEN = _code("period_open", 409, "An archive of a period still open, without force.", "ops")
 ARCHIVE_BUSY = _code("archive_busy", 409, "Another run is archiving the same period.", "ops")
 BOARD_CHANGED = _code("board_changed", 409, "The board changed while it was being archived.", "ops")
@@ -233,6 +234,14 @@ def board_closed(
         season += f" until {clock.iso(ends_at)}" if ends_at else " on"
         message = f"The leaderboard {board!r} takes scores {season}."
     return BOARD_CLOSED.error(message, field="leaderboard")
+
+
+def board_limit(*, limit: int) -> ServiceError:
+    return BOARD_LIMIT.error(
+        f"This game has {limit:,} leaderboards (in play or not), its limit: an operator can raise it "
+        "(the game's max boards, in admin).",
+        field="slug",
+    )
 
 
 def board_has_scores(*, settings: Iterable[str]) -> ServiceError:

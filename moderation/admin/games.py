@@ -130,7 +130,7 @@ class GameAdmin(admin.ModelAdmin):
     change_form_template = "admin/core/game/change_form.html"
     fieldsets = (
         (None, {"fields": (("name", "slug"), "active", "description")}),
-        ("Settings", {"fields": ("timezone", "max_submissions_per_minute", "presence_timeout_secs")}),
+        ("Settings", {"fields": ("timezone", "max_submissions_per_minute", "presence_timeout_secs", "max_boards")}),
     )
 
     def get_readonly_fields(self, request: HttpRequest, obj: Game | None = None) -> tuple[str, ...]:

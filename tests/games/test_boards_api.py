@@ -116,6 +116,22 @@ async def test_it_explains_a_board_it_refuses_and_makes_nothing(aclient, rally):
     assert (await aclient.get(API)).json()["leaderboards"] == []
 
 
+async def test_it_refuses_a_board_past_the_games_limit_and_an_admin_raises_it(aclient, rally, settings):
+    manage, _ = rally
+    settings.MAX_BOARDS_PER_GAME = 2
+    for slug in ("one", "two"):
+        assert (await call(aclient, "put", f"/leaderboards/{slug}", manage, POINTS))[0] == 200
+    status, body = await call(aclient, "put", "/leaderboards/three", manage, POINTS)
+    assert (status, body["error"]["code"], body["error"]["field"]) == (409, "board_limit", "slug")
+    assert "2 leaderboards" in body["error"]["message"]
+    # Replacing a board it has is no new board; an operator raises the limit for this game.
+    assert (await call(aclient, "put", "/leaderboards/two", manage, {**POINTS, "name": "Two"}))[0] == 200
+    await Game.objects.filter(slug="rally").aupdate(max_boards=3)
+    assert (await call(aclient, "put", "/leaderboards/three", manage, POINTS))[0] == 200
+    slugs = [b["slug"] for b in (await aclient.get(API)).json()["leaderboards"]]
+    assert sorted(slugs) == ["one", "three", "two"]
+
+
 async def test_it_refuses_to_change_how_a_board_with_scores_ranks(aclient, rally):
     manage, _ = rally
     await make_boards(aclient, manage)

@@ -1608,7 +1608,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Conflict: `board_has_scores`, `conflict` (docs/api.md says when). */
+            /** @description Conflict: `board_has_scores`, `board_limit`, `conflict` (docs/api.md says when). */
             409: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
