@@ -21,15 +21,6 @@ BOARD_SWAP = load(__file__, "board_swap", prelude=board_scripts.ENTRIES)
 # --------------------------------------------------------------------------- score_correct
 
 
-class _CorrectKeys(NamedTuple):
-    hidden: str
-    boards_index: str
-    dirty: str
-    close_jobs: str
-    ledger: str
-    tie_clock: str
-
-
 class _CorrectWindowKeys(NamedTuple):
     board: str
     members: str
@@ -57,7 +48,7 @@ class _CorrectWindowArgs(NamedTuple):
 
 
 SCORE_CORRECT.bind(
-    keys=_CorrectKeys, args=_CorrectArgs, key_groups=(_CorrectWindowKeys,), arg_groups=(_CorrectWindowArgs,)
+    keys=board_scripts.WriteKeys, args=_CorrectArgs, key_groups=(_CorrectWindowKeys,), arg_groups=(_CorrectWindowArgs,)
 )
 
 
@@ -83,7 +74,7 @@ async def score_correct(
     """Apply a correction to the board's current periods and its ledger, atomically."""
     rule = "increment" if board.mode == "increment" else "latest"
     call = SCORE_CORRECT.flatten(
-        _CorrectKeys(*board_scripts.write_keys(board.ref)),
+        board_scripts.write_keys(board.ref),
         _CorrectArgs(
             rule,
             now_ms,

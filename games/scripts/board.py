@@ -26,7 +26,9 @@ SET_PLAYER_HIDDEN = load(__file__, "set_player_hidden", prelude=ENTRIES)
 # --------------------------------------------------------------------------- submit_score
 
 
-class _SubmitKeys(NamedTuple):
+class WriteKeys(NamedTuple):
+    """The fixed KEYS of the scripts that write scores (submit_score.lua, score_correct.lua)."""
+
     hidden: str
     boards_index: str
     dirty: str
@@ -78,7 +80,7 @@ class _SubmitItemArgs(NamedTuple):
 
 
 SUBMIT_SCORE.bind(
-    keys=_SubmitKeys,
+    keys=WriteKeys,
     args=_SubmitArgs,
     key_groups=(_SubmitWindowKeys, _SubmitItemKeys),
     arg_groups=(_SubmitWindowArgs, _SubmitItemArgs),
@@ -132,9 +134,9 @@ class SubmitLimits:
     ledger_cap: int
 
 
-def write_keys(ref: str) -> tuple[str, str, str, str, str, str]:
-    """The fixed KEYS of the scripts that write scores (submit_score.lua, score_correct.lua)."""
-    return (
+def write_keys(ref: str) -> WriteKeys:
+    """The board's :class:`WriteKeys`."""
+    return WriteKeys(
         keys.board_hidden(ref),
         keys.boards_index(ref),
         keys.dirty(ref),
@@ -193,7 +195,7 @@ def submit_score_call(
     )
     return Call(
         *SUBMIT_SCORE.flatten(
-            _SubmitKeys(*write_keys(ref)),
+            write_keys(ref),
             fixed_args,
             key_groups=([_SubmitWindowKeys(*window_keys(ref, p)) for p in periods], item_keys),
             arg_groups=(
