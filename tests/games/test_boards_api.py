@@ -12,8 +12,7 @@ from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
 from archive import services as archive_services
-from core import apikeys, services
-from core.models import ApiKey, Game
+from core.models import Game
 from core.redis import get_redis
 from games import services as game_services
 from tests.conftest import auth, clock_at
@@ -36,15 +35,6 @@ TRACK = {
     **SEASON,
 }
 POINTS = {"name": "Points", "mode": "increment", "order": "desc", "windows": ["daily", "all-time"]}
-
-
-@pytest.fixture
-async def rally() -> tuple[str, str]:
-    """A game with no board yet, and a (manage, submit) key pair."""
-    game = await sync_to_async(services.game_create)(slug="rally", name="Rally", max_submissions_per_minute=0)
-    _, manage = await sync_to_async(apikeys.api_key_create)(game=game, name="ops", scope=ApiKey.Scope.MANAGE)
-    _, submit = await sync_to_async(apikeys.api_key_create)(game=game, name="server")
-    return manage, submit
 
 
 async def call(client: AsyncClient, method: str, path: str, key: str, body: Any = None) -> tuple[int, Any]:

@@ -8,11 +8,8 @@ import json
 from typing import Any
 
 import pytest
-from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
-from core import apikeys, services
-from core.models import ApiKey
 from tests.conftest import auth
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -21,22 +18,13 @@ API = "/api/v1/games/rally"
 POINTS = {"name": "Points", "mode": "increment", "order": "desc", "windows": ["daily", "all-time"]}
 
 
-@pytest.fixture
-async def keys() -> tuple[str, str]:
-    """A game with one board, and a (manage, submit) key pair."""
-    game = await sync_to_async(services.game_create)(slug="rally", name="Rally", max_submissions_per_minute=0)
-    _, manage = await sync_to_async(apikeys.api_key_create)(game=game, name="ops", scope=ApiKey.Scope.MANAGE)
-    _, submit = await sync_to_async(apikeys.api_key_create)(game=game, name="server")
-    return manage, submit
-
-
 async def send(client: AsyncClient, method: str, path: str, key: str, raw: str) -> tuple[int, Any]:
     response = await getattr(client, method)(f"{API}{path}", raw, content_type="application/json", headers=auth(key))
     return response.status_code, response.json()
 
 
-async def test_it_refuses_a_number_json_cannot_carry_and_names_its_field(aclient: AsyncClient, keys: Any) -> None:
-    manage, submit = keys
+async def test_it_refuses_a_number_json_cannot_carry_and_names_its_field(aclient: AsyncClient, rally: Any) -> None:
+    manage, submit = rally
     assert (await send(aclient, "put", "/leaderboards/points", manage, json.dumps(POINTS)))[0] == 200
     # What Python's json.dumps writes by default for these floats, and a number past a double.
     for literal in ("NaN", "Infinity", "-Infinity", "1e400"):
@@ -55,8 +43,8 @@ async def test_it_refuses_a_number_json_cannot_carry_and_names_its_field(aclient
     assert board["total"] == 0
 
 
-async def test_it_refuses_a_lone_surrogate_in_a_value_or_a_key(aclient: AsyncClient, keys: Any) -> None:
-    manage, submit = keys
+async def test_it_refuses_a_lone_surrogate_in_a_value_or_a_key(aclient: AsyncClient, rally: Any) -> None:
+    manage, submit = rally
     assert (await send(aclient, "put", "/leaderboards/points", manage, json.dumps(POINTS)))[0] == 200
     cases = (
         ('{"player_id": "ann", "score": 1, "metadata": {"note": "a\\ud800b"}}', "metadata.note"),
@@ -74,8 +62,8 @@ async def test_it_refuses_a_lone_surrogate_in_a_value_or_a_key(aclient: AsyncCli
     assert [(e["player_id"], e["metadata"]) for e in board["entries"]] == [("ann", {"flag": "🏁"})]
 
 
-async def test_it_refuses_a_season_time_without_its_zone(aclient: AsyncClient, keys: Any) -> None:
-    manage, _ = keys
+async def test_it_refuses_a_season_time_without_its_zone(aclient: AsyncClient, rally: Any) -> None:
+    manage, _ = rally
     season = {**POINTS, "starts_at": "2020-01-01T00:00:00Z", "ends_at": "2030-02-01T00:00:00"}
     status, body = await send(aclient, "put", "/leaderboards/season", manage, json.dumps(season))
     assert (status, body["error"]["field"]) == (422, "ends_at"), body
