@@ -44,6 +44,10 @@ class BoardConfig:
     min_score: int | None
     max_score: int | None
     active: bool
+    # The last time the board was taken out of play and brought back (games/periods.py: a
+    # period that held both continues as a new generation).
+    closed_at: dt.datetime | None = None
+    reopened_at: dt.datetime | None = None
 
     @property
     def higher_is_better(self) -> bool:
@@ -104,6 +108,8 @@ class BoardConfig:
             min_score=board.min_score,
             max_score=board.max_score,
             active=board.active,
+            closed_at=board.closed_at,
+            reopened_at=board.reopened_at,
         )
 
 

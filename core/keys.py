@@ -173,7 +173,8 @@ def parse_board(key: str) -> tuple[str, str, str] | None:
     return ref, period, period_id
 
 
-_CUSTOM_ID_IN_KEY = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}Z$")
+# A custom period's id, maybe of a later generation (games/periods.py: '~' and an instant without colons).
+_CUSTOM_ID_IN_KEY = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}Z(~\d{8}T\d{6}\.\d{3}Z)?$")
 
 
 # --------------------------------------------------------------------------- a game's keys: {game}

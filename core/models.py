@@ -193,6 +193,15 @@ class Leaderboard(models.Model):
         null=True, blank=True, validators=_SCORE_BOUND, help_text="Largest value one submission may carry."
     )
     active = models.BooleanField(default=True, help_text="Inactive boards refuse scores; their archives stay.")
+    # A board taken out of play and brought back within one period starts a new generation of
+    # that period (games/periods.py): its scores from then on never join the archive made when it
+    # closed. Only the last closing and reopening are kept: they decide the current periods.
+    closed_at = models.DateTimeField(
+        null=True, blank=True, editable=False, help_text="When it was last taken out of play."
+    )
+    reopened_at = models.DateTimeField(
+        null=True, blank=True, editable=False, help_text="When it was last brought back into play."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

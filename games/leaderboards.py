@@ -4,13 +4,14 @@ meaningful (its mode, order and tie rule stay while any window holds scores)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any, cast
 
 from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from core import errors, keys
+from core import clock, errors, keys
 from core.errors import ServiceError
 from core.models import Game, Leaderboard
 from core.redis import get_redis, run_sync
@@ -90,9 +91,22 @@ def leaderboard_put(*, game: Game, slug: str, settings: dict[str, Any]) -> tuple
         setattr(board, field, settings.get(field, getattr(fresh, field)))
     if not board.name:
         board.name = slug.replace("-", " ").capitalize()
-    board.active = True
+    if not board.active:
+        leaderboard_reopen_mark(board=board)
     changed = {f for f in SETTINGS if getattr(board, f) != before[f]}
     return _save(board, changed), created
+
+
+def leaderboard_reopen_mark(*, board: Leaderboard) -> None:
+    """Mark a board taken out of play as back in play (the caller saves it): from now, each period
+    it was closed in goes on as a new generation (games/periods.py). The moment is kept to the
+    millisecond, like the generation ids it names, and each reopening gets its own, so that two
+    generations never share an id."""
+    moment = clock.from_ms(clock.now_ms())
+    if board.reopened_at is not None and moment <= board.reopened_at:
+        moment = board.reopened_at + dt.timedelta(milliseconds=1)
+    board.active = True
+    board.reopened_at = moment
 
 
 def leaderboard_patch(*, board: Leaderboard, changes: dict[str, Any]) -> Leaderboard:

@@ -4,6 +4,13 @@ Boundaries are local midnights in the board's time zone; weeks are ISO weeks
 (Monday to Sunday, ids like ``2026-W47``). A custom window resets when the board's
 cron fires (in its zone); its periods are named by their UTC start. The all-time
 period never ends, unless the board has a season, which it then spans.
+
+A board taken out of play (DELETE) has its periods archived at once, as if they had ended:
+for good. Brought back (PUT) before such a period's natural end, it does not reopen that
+archive: the rest of the period is a new *generation*, its own period from the moment the
+board came back to the natural end, whose id is the period's own, ``~`` and that moment
+(``2026-11-25~20261125T140307.123Z``). Its scores are archived on their own when it ends, so
+no period ever collides with one archived before (docs/archive.md).
 """
 
 from __future__ import annotations
@@ -147,8 +154,58 @@ def _season(board: BoardConfig, kind: str, period_id: str) -> Period:
     return Period(kind, period_id, board.starts_at, board.ends_at)
 
 
+GENERATION_MARK = "~"
+_STAMP = re.compile(r"^(\d{8}T\d{6})\.(\d{3})Z$")
+
+
+def _stamp(instant: dt.datetime) -> str:
+    utc = instant.astimezone(dt.UTC)
+    return f"{utc:%Y%m%dT%H%M%S}.{utc.microsecond // 1000:03d}Z"
+
+
+def _unstamp(text: str) -> dt.datetime | None:
+    match = _STAMP.match(text)
+    if match is None:
+        return None
+    try:
+        moment = dt.datetime.strptime(match[1], "%Y%m%dT%H%M%S").replace(tzinfo=dt.UTC)
+    except ValueError:
+        return None
+    return moment + dt.timedelta(milliseconds=int(match[2]))
+
+
+def _generation(period: Period, since: dt.datetime) -> Period:
+    return Period(period.kind, f"{period.id}{GENERATION_MARK}{_stamp(since)}", since, period.ends_at)
+
+
+def _reopened_within(board: BoardConfig, period: Period) -> bool:
+    """Whether the board was last taken out of play and brought back both within ``period``'s span
+    (a period that ends: one that never does is never archived, so it simply goes on)."""
+    closed, reopened = board.closed_at, board.reopened_at
+    if closed is None or reopened is None or period.ends_at is None:
+        return False
+    return (period.starts_at is None or period.starts_at <= closed) and closed <= reopened < period.ends_at
+
+
+def superseded(board: BoardConfig, period: Period) -> bool:
+    """Whether a later generation took over ``period``'s span: it takes no more scores, so it is
+    finished (and archived as ended early) although its natural end is still to come."""
+    if board.reopened_at is None or not _reopened_within(board, period):
+        return False
+    return period.starts_at is None or period.starts_at < board.reopened_at
+
+
 def window_current(board: BoardConfig, window: str, now: dt.datetime) -> Period:
-    """The period of one of the board's windows that contains ``now``.
+    """The period of one of the board's windows that contains ``now``: from the moment the board
+    came back into play within a period, that period's new generation (see the module's doc)."""
+    period = _window_current(board, window, now)
+    if board.reopened_at is not None and now >= board.reopened_at and _reopened_within(board, period):
+        return _generation(period, board.reopened_at)
+    return period
+
+
+def _window_current(board: BoardConfig, window: str, now: dt.datetime) -> Period:
+    """The period of one of the board's windows that contains ``now``, by the calendar.
 
     A board with a season spans it with its all-time window (which then ends and is
     archived) and, without a cron, with its custom window (id 'season').
@@ -166,7 +223,22 @@ def window_current(board: BoardConfig, window: str, now: dt.datetime) -> Period:
 
 
 def window_parse(board: BoardConfig, window: str, period_id: str) -> Period:
-    """The period of the board's ``window`` named ``period_id``; InvalidPeriod if none is."""
+    """The period of the board's ``window`` named ``period_id`` (maybe a generation: see the
+    module's doc); InvalidPeriod if none is."""
+    base_id, mark, stamp = period_id.partition(GENERATION_MARK)
+    period = _window_parse(board, window, base_id)
+    if not mark:
+        return period
+    since = _unstamp(stamp)
+    if since is None or period.ends_at is None or not (period.starts_at or since) <= since < period.ends_at:
+        raise InvalidPeriod(
+            f"{period_id!r} is not a generation of {base_id!r}: after {GENERATION_MARK!r} comes the moment "
+            "the board came back within that period, like 20261125T140307.123Z"
+        )
+    return _generation(period, since)
+
+
+def _window_parse(board: BoardConfig, window: str, period_id: str) -> Period:
     if window == ALL_TIME and board.ends_at is not None:
         if period_id != ALL_TIME_ID:
             raise InvalidPeriod(f"{period_id!r} is not an all-time period id")

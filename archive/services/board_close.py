@@ -16,12 +16,15 @@ from .close_jobs import close_jobs_due_now
 
 def leaderboard_deactivate(*, board: Leaderboard, by: Actor = SYSTEM) -> int:
     """Deactivate the board and make its unarchived periods' close jobs due now; returns how
-    many. Its all-time window (no end) stays in Redis and readable; a PUT brings the board back.
-    Taking it out of play is announced (``board.closed``) with it, in one transaction."""
+    many. Its all-time window (no end) stays in Redis and readable; a PUT brings the board back,
+    each of these periods going on as a new generation (games/periods.py). Taking it out of play
+    is announced (``board.closed``) with it, in one transaction."""
     if board.active:
         with transaction.atomic():
             board.active = False
-            board.save(update_fields=["active"])
+            # To the millisecond, like the generation ids (games/periods.py) it decides.
+            board.closed_at = clock.from_ms(clock.now_ms())
+            board.save(update_fields=["active", "closed_at"])
             audit_record(
                 action=Action.CLOSE_BOARD,
                 game_slug=board.game.slug,

@@ -147,15 +147,17 @@ def period_archive(
 
     ``progress(done, total)`` is called after each chunk; ``after_chunk(index)`` is a
     test hook (raise in it to simulate a crash). A deactivated board's periods count as
-    finished (it takes no more scores). Raises ServiceError: 422 for an all-time
-    window without a season or a bad period, 409 for an open period without ``force``, a run
-    already in progress, or a board that changed meanwhile; 404 when the board is
-    not in Redis and was never known to exist there (nothing to archive).
+    finished (it takes no more scores), as do those a new generation took over. Raises
+    ServiceError: 422 for an all-time window without a season or a bad period, 409 for an
+    open period without ``force``, a run already in progress, or a board that changed
+    meanwhile; 404 when the board is not in Redis and was never known to exist there
+    (nothing to archive).
     """
     config = BoardConfig.from_model(board, board.game)
     resolved = _period(config, period, period_id)
     assert resolved.ends_at is not None and resolved.starts_at is not None
-    finished = clock.now() >= resolved.ends_at or not board.active
+    # A period the board came back from as a new generation takes no more scores either.
+    finished = clock.now() >= resolved.ends_at or not board.active or periods.superseded(config, resolved)
     if not finished and not force:
         raise errors.period_open(window=period, period_id=period_id, ends_at=resolved.ends_at)
     if chunk_size < 1:
@@ -288,7 +290,9 @@ def _complete(run: _Run, archived: ArchivedPeriod) -> ArchivedPeriod:
     """Drop rows of earlier runs, count, mark complete (or a snapshot) with its events; then the
     board's retention."""
     now: dt.datetime = clock.now()
-    season_end = run.finished and ends_season(run.config, run.period)
+    # A board taken out of play before its season's end does not end the season (docs/events.md).
+    ends_at = run.config.ends_at
+    season_end = run.finished and ends_at is not None and now >= ends_at and ends_season(run.config, run.period)
     with transaction.atomic():
         if season_end:
             season_lock(run.board)

@@ -20,6 +20,7 @@ from core import board_rules, clock
 from core.audit import Actor
 from core.errors import REDIS_DOWN_MESSAGE, REDIS_ERRORS, ServiceError
 from core.models import AUDIT_REASON_MAX_CHARS, ApiKey, Game, Leaderboard
+from games.leaderboards import leaderboard_reopen_mark
 
 from .. import selectors, services
 from .api_keys import save_key
@@ -151,7 +152,7 @@ class GameAdmin(admin.ModelAdmin):
         self, request: HttpRequest, form: forms.ModelForm, formset: BaseInlineFormSet, change: bool
     ) -> None:
         if formset.model is Leaderboard:
-            self._close_unchecked_boards(request, formset)
+            self._apply_active_changes(request, formset)
         if formset.model is not ApiKey:
             super().save_formset(request, form, formset, change)
             return
@@ -159,13 +160,20 @@ class GameAdmin(admin.ModelAdmin):
             save_key(request, api_key, form.instance.slug)
         formset.save_m2m()
 
-    def _close_unchecked_boards(self, request: HttpRequest, formset: BaseInlineFormSet) -> None:
+    def _apply_active_changes(self, request: HttpRequest, formset: BaseInlineFormSet) -> None:
         """A board whose "active" was unchecked is taken out of play as DELETE does it (its periods
-        archived at once, the act audited and announced), before the rest of its row is saved."""
+        archived at once, the act audited and announced), before the rest of its row is saved; one
+        checked again comes back as a PUT brings it (its periods' new generations)."""
         for board_form in formset.forms:
-            if board_form.instance.pk and "active" in board_form.changed_data and not board_form.instance.active:
-                board = Leaderboard.objects.select_related("game").get(pk=board_form.instance.pk)
-                leaderboard_deactivate(board=board, by=Actor.of(request.user))
+            instance = board_form.instance
+            if not instance.pk or "active" not in board_form.changed_data:
+                continue
+            if instance.active:
+                leaderboard_reopen_mark(board=instance)
+                continue
+            board = Leaderboard.objects.select_related("game").get(pk=instance.pk)
+            leaderboard_deactivate(board=board, by=Actor.of(request.user))
+            instance.closed_at = board.closed_at  # the row saved next must keep it
 
     def delete_view(
         self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None

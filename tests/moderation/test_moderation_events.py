@@ -71,3 +71,25 @@ def test_it_takes_a_board_unchecked_in_admin_out_of_play_as_delete_does(admin_cl
     assert closed["type"] == "board.closed"
     assert closed["data"] == {"game": "tetris", "leaderboard": "main", "closed_at": clock.iso(NOW)}
     assert AuditEntry.objects.filter(action="close_board", actor_name="admin").exists()
+
+
+def test_it_brings_a_board_checked_again_in_admin_back_as_a_new_generation(admin_client: Any, game: Game) -> None:
+    from django.urls import reverse
+
+    from games import periods
+    from tests.moderation.test_admin import game_form
+
+    change = reverse("admin:core_game_change", args=[game.pk])
+    unchecked: Any = {"leaderboards-0-active": ""}
+    with clock_at(NOW):
+        assert admin_client.post(change, game_form(game, **unchecked)).status_code == 302
+    back = NOW + dt.timedelta(minutes=5)
+    with clock_at(back):
+        checked: Any = {"leaderboards-0-active": "on"}
+        assert admin_client.post(change, game_form(game, **checked)).status_code == 302
+    board = game.leaderboards.get()
+    assert (board.active, board.closed_at, board.reopened_at) == (True, NOW, back)
+    config = GameConfig.from_model(Game.objects.get(pk=game.pk), "0").boards[0]
+    with clock_at(back):
+        current = periods.window_current(config, "daily", clock.now())
+    assert (current.id, current.starts_at) == ("2026-03-02~20260302T100500.000Z", back)
