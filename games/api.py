@@ -41,6 +41,17 @@ MAX_PAGE_LIMIT = 200
 MAX_AROUND_RADIUS = 50
 MAX_FRIENDS = 100
 MAX_OFFSET = 10**9
+# Lists bounded by what a tenant creates (issue 21): each answer costs its page, not the number
+# of games or boards (a board's JSON takes ~0.1 ms: its windows' current periods).
+GAMES_PAGE_DEFAULT = 20
+GAMES_PAGE_MAX = 50
+# A game's JSON shows its first boards; GET /games/{game}/leaderboards pages through the rest.
+GAME_BOARDS_SHOWN = 10
+BOARDS_PAGE_DEFAULT = 50
+BOARDS_PAGE_MAX = 100
+# A player's profile reads this many boards per page (each a pipelined read of its windows).
+PROFILE_BOARDS_DEFAULT = 20
+PROFILE_BOARDS_MAX = 50
 IDEMPOTENCY_KEY_RE = re.compile(r"^[\x20-\x7e]{1,255}$")
 
 
@@ -267,7 +278,8 @@ def _game_out(game: config.GameConfig) -> dict[str, Any]:
         "name": game.name,
         "description": game.description,
         "timezone": game.timezone,
-        "leaderboards": [board_out(b) for b in game.boards],
+        "leaderboards": [board_out(b) for b in game.boards[:GAME_BOARDS_SHOWN]],
+        "leaderboards_total": len(game.boards),
     }
 
 
@@ -290,10 +302,15 @@ def standings_out(board: config.BoardConfig, page: selectors.Board) -> dict[str,
     }
 
 
-@reads.get("/games", response={200: list[GameOut], **error_responses(503)}, summary="List games")
-async def list_games(request: HttpRequest) -> Any:
-    """Active games with their leaderboards, each window's current period and when it resets next."""
-    return [_game_out(g) for g in await config.list_games()]
+@reads.get("/games", response={200: list[GameOut], **error_responses(422, 503)}, summary="List games")
+async def list_games(
+    request: HttpRequest,
+    offset: int = Query(0, ge=0, le=MAX_OFFSET),
+    limit: int = Query(GAMES_PAGE_DEFAULT, ge=1, le=GAMES_PAGE_MAX),
+) -> Any:
+    """Active games by name, a page at a time, each with its first leaderboards, each window's
+    current period and when it resets next. A page shorter than ``limit`` is the last."""
+    return [_game_out(g) for g in (await config.list_games())[offset : offset + limit]]
 
 
 @reads.get("/games/{game}", response={200: GameOut, **error_responses(404, 503)}, summary="One game")
@@ -303,11 +320,18 @@ async def get_game(request: HttpRequest, game: str) -> Any:
 
 @boards.get(
     "/games/{game}/leaderboards",
-    response={200: list[LeaderboardOut], **error_responses(404, 503)},
+    response={200: list[LeaderboardOut], **error_responses(404, 422, 503)},
     summary="Leaderboards",
 )
-async def list_boards(request: HttpRequest, game: str) -> Any:
-    return [board_out(b) for b in (await game_or_404(game)).boards]
+async def list_boards(
+    request: HttpRequest,
+    game: str,
+    offset: int = Query(0, ge=0, le=MAX_OFFSET),
+    limit: int = Query(BOARDS_PAGE_DEFAULT, ge=1, le=BOARDS_PAGE_MAX),
+) -> Any:
+    """The game's leaderboards in the order they were made, a page at a time (the game's
+    ``leaderboards_total`` says how many there are)."""
+    return [board_out(b) for b in (await game_or_404(game)).boards[offset : offset + limit]]
 
 
 @reads.get("/games/{game}/recent", response={200: list[RecentOut], **READ_ERRORS}, summary="Recent submissions")
@@ -367,17 +391,26 @@ async def board_of(game: str, board: str) -> config.BoardConfig:
     exclude_unset=True,
     summary="A player on every board",
 )
-async def player_profile(request: HttpRequest, game: str, player_id: str) -> Any:
-    """The player's standing in the current period of every window of every leaderboard of
-    the game: one call for a profile screen. 404 if the game has never seen the player."""
+async def player_profile(
+    request: HttpRequest,
+    game: str,
+    player_id: str,
+    offset: int = Query(0, ge=0, le=MAX_OFFSET),
+    limit: int = Query(PROFILE_BOARDS_DEFAULT, ge=1, le=PROFILE_BOARDS_MAX),
+) -> Any:
+    """The player's standing in the current period of every window of the game's leaderboards
+    (a page of them, in the order they were made): one call for a profile screen. 404 if the
+    game has never seen the player."""
     found = await game_or_404(game)
     checked_player_id(player_id)
     name = await selectors.display_name(game=found, player_id=player_id)
     if name is None or await selectors.is_hidden(game=found, player_id=player_id):
         raise errors.not_found(f"No player {player_id!r} in this game.")
-    profile = await selectors.player_profile(game=found, player_id=player_id)
-    boards = {b.slug: {p.kind: p.id for p in selectors.current_periods(board=b)} for b in found.boards}
+    page = found.boards[offset : offset + limit]
+    profile = await selectors.player_profile(boards=page, player_id=player_id)
+    boards = {b.slug: {p.kind: p.id for p in selectors.current_periods(board=b)} for b in page}
     return {
+        "leaderboards_total": len(found.boards),
         "player_id": player_id,
         "display_name": name,
         "leaderboards": {

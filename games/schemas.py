@@ -269,6 +269,7 @@ class GameOut(Schema):
             "description": "Stack the blocks.",
             "timezone": "UTC",
             "leaderboards": [_BOARD],
+            "leaderboards_total": 1,
         }
     )
 
@@ -276,7 +277,11 @@ class GameOut(Schema):
     name: str
     description: str
     timezone: str
-    leaderboards: list[LeaderboardOut]
+    leaderboards: list[LeaderboardOut] = Field(
+        description="The game's first leaderboards (at most 10, in the order they were made); page "
+        "through all of them with `GET /games/{game}/leaderboards`."
+    )
+    leaderboards_total: int = Field(description="How many leaderboards the game has in all.")
 
 
 class EntryOut(Schema):
@@ -329,14 +334,21 @@ class WindowStandingOut(Schema):
 
 class ProfileOut(Schema):
     model_config = with_example(
-        {"player_id": "ada", "display_name": "Ada", "leaderboards": {"main": {"daily": _WINDOW_STANDING}}}
+        {
+            "player_id": "ada",
+            "display_name": "Ada",
+            "leaderboards": {"main": {"daily": _WINDOW_STANDING}},
+            "leaderboards_total": 1,
+        }
     )
 
     player_id: str
     display_name: str
     leaderboards: dict[str, dict[str, WindowStandingOut]] = Field(
-        description="Per leaderboard slug, per window: the player's standing in its current period."
+        description="Per leaderboard slug, per window: the player's standing in its current period; "
+        "for the page of the game's leaderboards that `offset` and `limit` ask for."
     )
+    leaderboards_total: int = Field(description="How many leaderboards the game has in all.")
 
 
 class RecentOut(Schema):

@@ -240,9 +240,9 @@ async def player_overview(*, board: BoardConfig, player_id: str) -> dict[str, St
     return overview
 
 
-async def player_profile(*, game: GameConfig, player_id: str) -> dict[str, dict[str, Standing | None]]:
-    """The player's standing on every window of every board of the game (a profile screen)."""
-    return {board.slug: await player_overview(board=board, player_id=player_id) for board in game.boards}
+async def player_profile(*, boards: Sequence[BoardConfig], player_id: str) -> dict[str, dict[str, Standing | None]]:
+    """The player's standing on every window of these boards (a page of a profile screen)."""
+    return {board.slug: await player_overview(board=board, player_id=player_id) for board in boards}
 
 
 async def display_name(*, game: GameConfig, player_id: str) -> str | None:

@@ -28,6 +28,10 @@ AROUND_RADIUS = 5
 PRESENCE_LIST_SIZE = 20
 # The player page's placement history shows this many of the latest finished periods.
 PLACEMENT_HISTORY_SIZE = 30
+# The player page reads the player's standing on at most this many of the game's other boards
+# (a read each): the page costs the same however many boards a game has; it says how many it
+# left out, which the board picker still reaches.
+PLAYER_PAGE_OTHER_BOARDS = 20
 # "Find a player" lists at most this many players whose names start alike.
 FIND_RESULTS_MAX = 20
 FIND_QUERY_MAX_CHARS = 64
@@ -178,7 +182,8 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
     name = name or known_name or (placements[0].display_name if placements else player_id)
     current = {p.kind: p for p in selectors.current_periods(board=leaderboard)}
     others = [b for b in config_.boards if b.active and b != leaderboard]
-    elsewhere = [(b, await selectors.player_overview(board=b, player_id=player_id)) for b in others]
+    shown = others[:PLAYER_PAGE_OTHER_BOARDS]
+    elsewhere = [(b, await selectors.player_overview(board=b, player_id=player_id)) for b in shown]
     around_ids = [e.player_id for e in around.entries] if around else []
     return render(
         request,
@@ -196,6 +201,8 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
             "presence": await presence_selectors.player_presence(game=config_, player_id=player_id),
             # The player on the game's other boards (the cards above follow the one shown).
             "elsewhere": [(b, overview) for b, overview in elsewhere if any(overview.values())],
+            "elsewhere_read": len(shown),
+            "elsewhere_unread": len(others) - len(shown),
             "online": await presence_selectors.online_among(game=config_, player_ids=around_ids),
             "placements": placements,
             "placement_kind": period,

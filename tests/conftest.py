@@ -130,7 +130,7 @@ _GAME_FIELDS = frozenset(
 )
 
 
-def game_with_board(slug: str = "tetris", *, board: str = "main", **kwargs: Any) -> Game:
+def game_with_board(slug: str = "tetris", *, board: str | None = "main", **kwargs: Any) -> Game:
     """A game and one board (``board``, unless None), set by the keyword arguments of both
     (``periods_kept`` is the board's windows)."""
     kwargs.setdefault("name", slug.title())
