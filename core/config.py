@@ -245,7 +245,9 @@ async def get_game(slug: str, *, min_version: str | None = None) -> GameConfig |
         if slug not in _caches.last_games:
             raise
         report_unavailable(error, during="a game's config reload (the last one read is served)")
-        return _caches.last_games[slug]
+        # Served as if read again: the next reload is one cache period away, not the next request.
+        cache[slug] = last = _caches.last_games[slug]
+        return last
     config = GameConfig.from_model(game, version) if game else None
     cache[slug] = _caches.last_games[slug] = config
     return config
@@ -363,7 +365,8 @@ async def get_api_key(prefix: str, *, reload: bool = False) -> ApiKeyConfig | No
         if prefix not in _caches.last_keys:
             raise
         report_unavailable(error, during="an API key's config reload (the last one read is served)")
-        return _caches.last_keys[prefix]
+        cache[prefix] = last_key = _caches.last_keys[prefix]  # as for a game (get_game)
+        return last_key
     config = (
         ApiKeyConfig(
             prefix=key.prefix,

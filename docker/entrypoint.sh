@@ -7,6 +7,12 @@ set -e
 # The health check runs beside the process and checks the role it runs.
 echo "${1:-web}" > /tmp/role
 case "${1:-web}" in
+  web|ws)
+    # Processes that serve requests bound their PostgreSQL statements (settings.py): a hung
+    # database is a 503 within seconds. The other roles' long jobs are not bounded.
+    export DB_STATEMENT_TIMEOUT_SECS="${DB_STATEMENT_TIMEOUT_SECS:-2}" ;;
+esac
+case "${1:-web}" in
   web)
     exec uvicorn leaderboard_site.asgi:application --host 0.0.0.0 --port "${PORT:-8000}" \
       --workers "${WEB_CONCURRENCY:-2}" --proxy-headers --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-127.0.0.1}" ;;

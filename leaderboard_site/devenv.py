@@ -43,6 +43,9 @@ RESTART_BACKOFF_CAP_SECS = 30.0
 RESTART_RESET_SECS = 60.0
 # How often the launcher looks at its children.
 SUPERVISE_POLL_SECS = 0.5
+# The web and websocket servers' PostgreSQL statement timeout unless DB_STATEMENT_TIMEOUT_SECS is
+# set, as docker/entrypoint.sh gives those roles (settings.py): only processes that serve requests.
+WEB_DB_STATEMENT_TIMEOUT_SECS = 2
 
 
 def _manage(env: dict[str, str], *args: str) -> None:
@@ -111,6 +114,14 @@ def _count(env: dict[str, str], name: str, default: int, minimum: int) -> int:
     return int(raw)
 
 
+def _serving(env: dict[str, str]) -> dict[str, str]:
+    """The environment of a process that serves requests: its database statements bounded."""
+    return {
+        **env,
+        "DB_STATEMENT_TIMEOUT_SECS": env.get("DB_STATEMENT_TIMEOUT_SECS", str(WEB_DB_STATEMENT_TIMEOUT_SECS)),
+    }
+
+
 def _children(env: dict[str, str], port: str) -> list[Child]:
     """The web workers (the API and pages), the websocket workers on the next port unless
     WEB_WS_WORKERS=0 (so that a burst of watchers cannot starve the API), Celery and the broadcaster."""
@@ -118,12 +129,12 @@ def _children(env: dict[str, str], port: str) -> list[Child]:
     children = []
     if ws_workers:
         ws_port = env.get("WS_PORT") or str(int(port) + 1)
-        children.append(Child("ws", _uvicorn(ws_port, ws_workers), env))
+        children.append(Child("ws", _uvicorn(ws_port, ws_workers), _serving(env)))
         env = {**env, "LIVE_SOCKET_PORT": ws_port}
     celery = [PYTHON, "-m", "celery", "-A", "leaderboard_site", "--quiet"]
     beat_schedule = str(VAR_DIR / "celerybeat-schedule")
     children += [
-        Child("web", _uvicorn(port, _count(env, "WEB_WORKERS", 1, 1)), env),
+        Child("web", _uvicorn(port, _count(env, "WEB_WORKERS", 1, 1)), _serving(env)),
         Child("worker", [*celery, "worker", "--loglevel", "WARNING", "--concurrency", "2"], env),
         Child("beat", [*celery, "beat", "--loglevel", "WARNING", "--schedule", beat_schedule], env),
         Child("broadcaster", [PYTHON, "manage.py", "broadcast"], env),

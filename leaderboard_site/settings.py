@@ -119,6 +119,13 @@ TEMPLATES = [
 DATABASE_URL = env_str("DATABASE_URL", "")
 # Seconds a PostgreSQL connect may take before it counts as the database being down.
 DB_CONNECT_TIMEOUT_SECS = env_int("DB_CONNECT_TIMEOUT_SECS", 2, minimum=1)
+# Seconds a PostgreSQL statement may run before the server cancels it; half a second later
+# without an answer (a hung server cannot cancel anything), the process cuts the connection
+# itself (core/postgresql/base.py). A hung database is then a 503 within this, not a hang. Set
+# for the processes that serve requests (docker/entrypoint.sh and `make run` give the web and
+# ws roles 2); 0, the default, bounds nothing: migrations, commands, Celery's tasks (the ledger
+# drain, period archives) and the broadcaster may legitimately run long statements.
+DB_STATEMENT_TIMEOUT_SECS = env_int("DB_STATEMENT_TIMEOUT_SECS", 0, minimum=0)
 if DATABASE_URL:
     # No persistent connections: under ASGI, sync work runs on short-lived threads
     # whose connections would outlive them (Django's advice for ASGI deployments). The API's
@@ -126,8 +133,11 @@ if DATABASE_URL:
     # there a connection is reused for up to about a second after it was opened.
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        DATABASES["default"]["ENGINE"] = "core.postgresql"  # Django's, with the bounds above
+        _db_options = DATABASES["default"].setdefault("OPTIONS", {})
         # A database that does not answer a connect is an outage (503) within this, not a hang.
-        DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", DB_CONNECT_TIMEOUT_SECS)
+        _db_options.setdefault("connect_timeout", DB_CONNECT_TIMEOUT_SECS)
+        _db_options["statement_timeout_secs"] = DB_STATEMENT_TIMEOUT_SECS  # the backend's own key
 else:
     DATABASES = {
         "default": {

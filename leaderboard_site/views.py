@@ -50,14 +50,14 @@ def _database_ok() -> bool:
 
 
 async def healthz(request: HttpRequest) -> JsonResponse:
-    """200 when Redis and the database both answer, 503 otherwise."""
+    """200 when Redis and the database both answer, 503 with Retry-After otherwise."""
     try:
         redis_ok = bool(await get_redis().ping())
     except Exception:
         redis_ok = False
     database_ok = await sync_to_async(_database_ok)()
     ok = redis_ok and database_ok
-    return JsonResponse(
+    response = JsonResponse(
         {
             "status": "ok" if ok else "unavailable",
             "redis": "ok" if redis_ok else "unavailable",
@@ -65,6 +65,9 @@ async def healthz(request: HttpRequest) -> JsonResponse:
         },
         status=200 if ok else 503,
     )
+    if not ok:  # as every other answer of an outage: a balancer may come back then
+        response["Retry-After"] = str(errors.UNAVAILABLE_RETRY_AFTER_SECS)
+    return response
 
 
 # Browsers and feed readers ask for /favicon.ico whatever the pages link; a day is plenty.

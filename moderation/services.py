@@ -24,6 +24,7 @@ from archive.ledger.erasure import player_forget
 from core import clock, errors, keys, outbox
 from core.audit import SYSTEM, Action, Actor, audit_forget_names, audit_record, checked_reason
 from core.models import PLAYER_ID_MESSAGE, DeadLetter, Game, Leaderboard, Player, is_player_id
+from core.postgresql.base import long_statements
 from core.redis import get_redis, run_sync
 from core.worksets import mark
 from presence import services as presence_services
@@ -201,7 +202,9 @@ def game_delete(*, game: Game, reason: str, by: Actor = SYSTEM) -> GameDeleted:
         game.active = False
         game.save(update_fields=["active"])  # its signal tells every process's cache
     removed = run_sync(_purge, slug)
-    with transaction.atomic():
+    # Deleting a big game's rows takes as long as it takes, even from admin on a web process
+    # whose statements are otherwise cut short (core/postgresql/base.py).
+    with transaction.atomic(), long_statements():
         rows = _game_rows_delete(game)
         audit_record(
             action=Action.DELETE_GAME, game_slug=slug, by=by, reason=reason, detail={**rows, "redis_keys": removed}

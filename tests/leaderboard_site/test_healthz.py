@@ -22,5 +22,5 @@ async def test_it_answers_503_when_redis_is_down(aclient, monkeypatch):
         response = await aclient.get("/healthz")
     finally:
         await site_redis.close_redis()
-    assert response.status_code == 503
+    assert (response.status_code, response.headers["Retry-After"]) == (503, "5")
     assert response.json() == {"status": "unavailable", "redis": "unavailable", "database": "ok"}
