@@ -1,4 +1,4 @@
-"""The API's bodies are bounded as they arrive, through a real server:
+"""Bodies are bounded as they arrive, through a real server, on the API and on pages alike:
 
 - over 1 MiB: refused (413) by its Content-Length before any of it is read, or as a chunked one
   streams past the limit, never spooled whole to disk first;
@@ -33,6 +33,7 @@ LATE_SECS = 2.0
 # A trickling client sends a byte this often: always well within any per-read timeout.
 TRICKLE_SECS = 0.1
 PATH = "/api/v1/games/limits/leaderboards/main/scores"
+PAGE_PATH = "/account/login/"
 
 
 @pytest.fixture
@@ -169,3 +170,19 @@ def test_it_cuts_a_chunked_body_that_trickles_on_past_the_deadline(node: Node, s
     assert _error(answer) == (408, "body_timeout")
     assert waited > DEADLINE_SECS - 0.5
     assert _score(server, "trickled") == 404
+
+
+def test_it_bounds_the_bodies_of_pages_too(server: tuple[str, int]) -> None:
+    form = "application/x-www-form-urlencoded"
+    with socket.create_connection(server, timeout=READ_SECS) as connection:
+        connection.sendall(_head(PAGE_PATH, length=300_000_000, content_type=form))
+        too_big = _answer(connection)
+        assert _closed(connection)
+    with socket.create_connection(server, timeout=READ_SECS) as connection:
+        connection.sendall(_head(PAGE_PATH, length=1000, content_type=form) + b"username=ada")
+        stalled = _answer(connection)
+        assert _closed(connection)
+    for (status, fields, body), expected in ((too_big, 413), (stalled, 408)):
+        # A page's answer is text: the message alone.
+        assert (status, fields[b"content-type"].split(b";")[0]) == (expected, b"text/plain")
+        assert body.startswith(b"The request body")
