@@ -172,10 +172,11 @@ def errors(*statuses: int) -> dict[int, type]:
     return dict.fromkeys(statuses, ErrorOut)
 
 
-# A write with a JSON body: every refusal a client can meet (409: a closed board, a
-# reused Idempotency-Key, a concurrent change). 503: Redis or the database is down.
-ERRORS = errors(400, 401, 403, 404, 409, 413, 422, 429, 503)
-# A write without a body (DELETE, an action): no malformed JSON, no body too large.
+# A write with a JSON body: every refusal a client can meet (408, 413: a body too slow or too
+# large; 409: a closed board, a reused Idempotency-Key, a concurrent change). 503: Redis or the
+# database is down.
+ERRORS = errors(400, 401, 403, 404, 408, 409, 413, 422, 429, 503)
+# A write without a body (DELETE, an action): no malformed JSON, no body too large or too slow.
 ACTION_ERRORS = errors(401, 403, 404, 409, 422, 429, 503)
 # A public read: no key and no limits.
 READ_ERRORS = errors(404, 422, 503)

@@ -137,6 +137,7 @@ def _samples() -> dict[str, ServiceError]:
         errors.period_not_found("This leaderboard keeps no monthly window."),
         errors.not_found("Player 'ada' has no score on this board."),
         errors.method_not_allowed(),
+        errors.body_timeout(secs=10),
         errors.board_closed(board="main", active=True, ends_at=_SEASON_END),
         errors.board_has_scores(settings=["mode"]),
         errors.board_limit(limit=200),
@@ -173,8 +174,9 @@ def example_of(code: str) -> dict[str, Any]:
 # leaderboard_site/middleware.py). Any request: a foreign Host or a request Django refuses
 # (400), Redis or the database down (503).
 ANY_ERRORS = ("bad_host", "bad_request", "unavailable")
-# A request with a JSON body.
-BODY_ERRORS = ("malformed_json", "body_too_large", "invalid")
+# A request with a JSON body (one that is too large, or too slow to arrive, is refused before
+# the view runs: leaderboard_site/asgi.py).
+BODY_ERRORS = ("malformed_json", "body_too_large", "body_timeout", "invalid")
 # A request authorized by an API key (@authorized).
 KEY_ERRORS = (
     "missing_api_key",

@@ -14,20 +14,24 @@
   three thread hops a request, a fifth of a submission's time. The upkeep those signals
   did (closing a database connection that broke or aged out) runs at most once every
   DB_UPKEEP_SECS instead, on the thread that holds the connections.
+- Both handlers read a request's body themselves before anything else (read_bounded_body): at
+  most MAX_BODY_BYTES (413 body_too_large) and within BODY_READ_TIMEOUT_SECS of the headers
+  (408 body_timeout), then close the connection; neither Django nor uvicorn bounds either.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import os
 import time
 from typing import Any
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard_site.settings")
-site_application = get_asgi_application()  # sets Django up before the imports below
+django.setup(set_prefix=False)  # as get_asgi_application() does, before the imports below
 
 from asgiref.sync import sync_to_async  # noqa: E402
 from channels.auth import AuthMiddlewareStack  # noqa: E402
@@ -38,7 +42,7 @@ from django.core.exceptions import RequestAborted, RequestDataTooBig  # noqa: E4
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix  # noqa: E402
 from django.core.handlers.exception import convert_exception_to_response  # noqa: E402
 from django.db import close_old_connections, reset_queries  # noqa: E402
-from django.http import HttpResponseBase  # noqa: E402
+from django.http import HttpResponse, HttpResponseBase  # noqa: E402
 from django.urls import path, re_path, set_script_prefix  # noqa: E402
 
 from core import errors  # noqa: E402
@@ -73,6 +77,60 @@ def _close(response: HttpResponseBase) -> None:
             closer()
 
 
+class BodyTimeout(Exception):
+    """The request body was still incomplete BODY_READ_TIMEOUT_SECS after its headers."""
+
+
+async def read_bounded_body(scope: dict[str, Any], receive: Any) -> io.BytesIO:
+    """The request body, read whole within BODY_READ_TIMEOUT_SECS of the headers (else
+    BodyTimeout: uvicorn waits on a stalled or trickling body for ever) and refused
+    (RequestDataTooBig) past MAX_BODY_BYTES: by its Content-Length before any of it is read, or
+    as a chunked one streams past it (Django's reader spools any size to disk first, and only
+    then is it refused)."""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length" and value.isdigit() and int(value) > settings.MAX_BODY_BYTES:
+            raise RequestDataTooBig
+    body = io.BytesIO()  # at most MAX_BODY_BYTES: memory, never a file
+    size = 0
+    try:
+        async with asyncio.timeout(settings.BODY_READ_TIMEOUT_SECS):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise RequestAborted
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > settings.MAX_BODY_BYTES:
+                    raise RequestDataTooBig
+                body.write(chunk)
+                if not message.get("more_body", False):
+                    body.seek(0)
+                    return body
+    except TimeoutError:
+        body.close()
+        raise BodyTimeout from None
+    except BaseException:
+        body.close()
+        raise
+
+
+def _refusal(refused: RequestDataTooBig | BodyTimeout, *, api: bool) -> HttpResponseBase:
+    """The answer to a body read_bounded_body refused: the envelope on the API, its message
+    alone on pages (before any middleware: no session, no template)."""
+    if isinstance(refused, BodyTimeout):
+        error = errors.body_timeout(secs=settings.BODY_READ_TIMEOUT_SECS)
+    else:
+        error = errors.body_too_large()
+    if api:
+        response: HttpResponseBase = error_json(error)
+    else:
+        response = HttpResponse(error.message, status=error.status, content_type="text/plain; charset=utf-8")
+    # The rest of the body is never read, so the connection can carry no next request: closed
+    # (uvicorn would otherwise go on reading, and dropping, a body that may never end).
+    response["Connection"] = "close"
+    return response
+
+
 class ApiASGIHandler(ASGIHandler):
     _upkept_at = 0.0
 
@@ -86,13 +144,12 @@ class ApiASGIHandler(ASGIHandler):
         # Django's handle() less its thread hops, and less its disconnect listener: a request
         # whose client left is served to the end (a submission accepted is never half-done).
         try:
-            body_file = await self._read_bounded_body(scope, receive)
+            body_file = await read_bounded_body(scope, receive)
         except RequestAborted:
             return
-        except RequestDataTooBig:
-            # Refused before the rest is read or stored: the API takes no body this big.
-            too_big = error_json(errors.body_too_large())
-            await self.send_response(too_big, send)
+        except (RequestDataTooBig, BodyTimeout) as refused:
+            # Answered before the view runs: the API takes no body this big or this slow.
+            await self.send_response(_refusal(refused, api=True), send)
             return
         response: HttpResponseBase | None = None
         try:
@@ -111,30 +168,6 @@ class ApiASGIHandler(ASGIHandler):
             if response is not None:
                 _close(response)
 
-    async def _read_bounded_body(self, scope: dict[str, Any], receive: Any) -> Any:
-        """The body, refused (RequestDataTooBig) past MAX_BODY_BYTES: by its Content-Length before
-        any of it is read, or as a chunked one streams past it (Django's reader spools any size
-        to disk first, and only then is it refused)."""
-        for name, value in scope.get("headers", ()):
-            if name == b"content-length" and value.isdigit() and int(value) > settings.MAX_BODY_BYTES:
-                raise RequestDataTooBig
-        body = io.BytesIO()  # at most MAX_BODY_BYTES: memory, never a file
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                body.close()
-                raise RequestAborted
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > settings.MAX_BODY_BYTES:
-                body.close()
-                raise RequestDataTooBig
-            body.write(chunk)
-            if not message.get("more_body", False):
-                body.seek(0)
-                return body
-
     async def _upkeep(self) -> None:
         now = time.monotonic()
         if now - self._upkept_at >= DB_UPKEEP_SECS:
@@ -152,7 +185,35 @@ class ApiASGIHandler(ASGIHandler):
         )
 
 
+def _replayed(body: bytes, receive: Any) -> Any:
+    """``receive`` handing out the body already read first, as one message, then the real one's."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replay() -> dict[str, Any]:
+        return pending.pop() if pending else await receive()
+
+    return replay
+
+
+class SiteASGIHandler(ASGIHandler):
+    """Django's handler for pages and admin, with its body read by read_bounded_body first: its
+    own reader takes any size, spooled to disk, for as long as the client takes."""
+
+    async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        try:
+            body_file = await read_bounded_body(scope, receive)
+        except RequestAborted:
+            return
+        except (RequestDataTooBig, BodyTimeout) as refused:
+            await self.send_response(_refusal(refused, api=False), send)
+            return
+        with body_file:
+            body = body_file.getvalue()
+        await super().handle(scope, _replayed(body, receive), send)
+
+
 api_application = ApiASGIHandler()
+site_application = SiteASGIHandler()
 
 
 async def http_application(scope: dict[str, Any], receive: Any, send: Any) -> None:

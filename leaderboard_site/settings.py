@@ -220,6 +220,12 @@ STORAGES = {
 # Bodies over 1 MiB are refused with 413 before they are parsed.
 MAX_BODY_BYTES = 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
+# Seconds a request's whole body may take to arrive after its headers; then 408 body_timeout
+# and the connection is closed (leaderboard_site/asgi.py). Without it a client that stalls or
+# trickles its body holds a connection and a task for ever, and uvicorn has no such limit.
+# 10 s carries the largest body taken (1 MiB) at 1 Mbit/s (8.4 s): game servers post from data
+# centres, pages post forms of a few KB.
+BODY_READ_TIMEOUT_SECS = env_float("BODY_READ_TIMEOUT_SECS", 10.0, minimum=0.1)
 
 # --- Leaderboard tunables -------------------------------------------------
 # How long a finished period's board stays in Redis once it is archived (reads of

@@ -78,7 +78,7 @@ class PlayerPresenceOut(Schema):
 
 @router.post(
     "/games/{game}/presence",
-    response={200: PresenceReportOut, **errors(400, 401, 403, 404, 413, 422, 429, 503)},
+    response={200: PresenceReportOut, **errors(400, 401, 403, 404, 408, 413, 422, 429, 503)},
     auth=BearerKey(),
     summary="Report players online or offline",
 )

@@ -76,6 +76,7 @@ NOT_FOUND = _code("not_found", 404, "The player has no score on this board; or n
 PLAYER_NOT_FOUND = _code("player_not_found", 404, "The game knows no such player (erasure, correction).", "ops")
 BOARD_MISSING = _code("board_missing", 404, "A period to archive is in neither Redis nor the archive.", "ops")
 METHOD_NOT_ALLOWED = _code("method_not_allowed", 405, "The path exists, but not with this method.")
+BODY_TIMEOUT = _code("body_timeout", 408, "The body was still incomplete `BODY_READ_TIMEOUT_SECS` after the headers.")
 BOARD_CLOSED = _code("board_closed", 409, "The board takes no scores now: outside its season, or out of play.")
 BOARD_HAS_SCORES = _code("board_has_scores", 409, "A change of `mode`, `order` or `ties` while the board holds scores.")
 CONFLICT = _code("conflict", 409, "The same board was created by another request at the same moment; retry.")
@@ -183,7 +184,7 @@ def scope() -> ServiceError:
     return SCOPE.error("This needs an API key with the manage scope; this key may only submit.")
 
 
-# --------------------------------------------------------------------------- 404, 405
+# --------------------------------------------------------------------------- 404, 405, 408
 
 
 def game_not_found(*, slug: str) -> ServiceError:
@@ -218,6 +219,14 @@ def board_missing(*, window: str, period_id: str) -> ServiceError:
 
 def method_not_allowed() -> ServiceError:
     return METHOD_NOT_ALLOWED.error("Method not allowed here.")
+
+
+def body_timeout(*, secs: float) -> ServiceError:
+    """The body was still incomplete ``secs`` after its headers (a stalled or trickling client)."""
+    return BODY_TIMEOUT.error(
+        f"The request body was still incomplete {secs:g} s after its headers: nothing was done, "
+        "and the connection is closed."
+    )
 
 
 # --------------------------------------------------------------------------- 409

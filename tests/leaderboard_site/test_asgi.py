@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 from asgiref.sync import sync_to_async
@@ -54,6 +56,19 @@ async def test_it_serves_pages_through_the_full_stack(http):
     assert response.status_code == 200
     # Clickjacking protection comes from the full middleware stack only.
     assert response.headers["X-Frame-Options"] == "DENY"
+
+
+async def test_it_hands_a_page_its_body_once_read_and_bounded(http):
+    """Pages' bodies are read (and bounded) before Django's handler runs: it gets them whole."""
+    page = await http.get("/account/login/")
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+    assert token is not None
+    posted = await http.post(
+        "/account/login/", data={"csrfmiddlewaretoken": token[1], "username": "ada-at-the-door", "password": "x"}
+    )
+    # Past the CSRF check (it reads the body's token) to the view, which read the rest.
+    assert posted.status_code == 422
+    assert "ada-at-the-door" in posted.text
 
 
 @pytest.fixture

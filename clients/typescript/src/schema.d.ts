@@ -1608,6 +1608,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout: `body_timeout` (docs/api.md says when). */
+            408: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Conflict: `board_has_scores`, `board_limit`, `conflict` (docs/api.md says when). */
             409: {
                 headers: {
@@ -1851,6 +1863,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout: `body_timeout` (docs/api.md says when). */
+            408: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Conflict: `board_has_scores`, `conflict` (docs/api.md says when). */
             409: {
                 headers: {
@@ -2053,6 +2077,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout: `body_timeout` (docs/api.md says when). */
+            408: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Conflict: `board_closed` (docs/api.md says when). */
             409: {
                 headers: {
@@ -2186,6 +2222,18 @@ export interface operations {
             };
             /** @description Not Found: `game_not_found` (docs/api.md says when). */
             404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Timeout: `body_timeout` (docs/api.md says when). */
+            408: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -2774,6 +2822,18 @@ export interface operations {
             };
             /** @description Not Found: `game_not_found` (docs/api.md says when). */
             404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Timeout: `body_timeout` (docs/api.md says when). */
+            408: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
