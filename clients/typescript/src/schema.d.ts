@@ -40,7 +40,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Leaderboards */
+        /**
+         * Leaderboards
+         * @description The game's leaderboards in the order they were made, a page at a time (the game's
+         *     ``leaderboards_total`` says how many there are).
+         */
         get: operations["games_api_list_boards"];
         put?: never;
         post?: never;
@@ -124,7 +128,8 @@ export interface paths {
         };
         /**
          * List games
-         * @description Active games with their leaderboards, each window's current period and when it resets next.
+         * @description Active games by name, a page at a time, each with its first leaderboards, each window's
+         *     current period and when it resets next. A page shorter than ``limit`` is the last.
          */
         get: operations["games_api_list_games"];
         put?: never;
@@ -198,8 +203,9 @@ export interface paths {
         };
         /**
          * A player on every board
-         * @description The player's standing in the current period of every window of every leaderboard of
-         *     the game: one call for a profile screen. 404 if the game has never seen the player.
+         * @description The player's standing in the current period of every window of the game's leaderboards
+         *     (a page of them, in the order they were made): one call for a profile screen. 404 if the
+         *     game has never seen the player.
          */
         get: operations["games_api_player_profile"];
         put?: never;
@@ -1000,6 +1006,7 @@ export interface components {
          *           ]
          *         }
          *       ],
+         *       "leaderboards_total": 1,
          *       "name": "Tetris",
          *       "slug": "tetris",
          *       "timezone": "UTC"
@@ -1014,8 +1021,16 @@ export interface components {
             description: string;
             /** Timezone */
             timezone: string;
-            /** Leaderboards */
+            /**
+             * Leaderboards
+             * @description The game's first leaderboards (at most 10, in the order they were made); page through all of them with `GET /games/{game}/leaderboards`.
+             */
             leaderboards: components["schemas"]["LeaderboardOut"][];
+            /**
+             * Leaderboards Total
+             * @description How many leaderboards the game has in all.
+             */
+            leaderboards_total: number;
         };
         /**
          * RecentOut
@@ -1101,6 +1116,7 @@ export interface components {
          *           }
          *         }
          *       },
+         *       "leaderboards_total": 1,
          *       "player_id": "ada"
          *     }
          */
@@ -1111,13 +1127,18 @@ export interface components {
             display_name: string;
             /**
              * Leaderboards
-             * @description Per leaderboard slug, per window: the player's standing in its current period.
+             * @description Per leaderboard slug, per window: the player's standing in its current period; for the page of the game's leaderboards that `offset` and `limit` ask for.
              */
             leaderboards: {
                 [key: string]: {
                     [key: string]: components["schemas"]["WindowStandingOut"];
                 };
             };
+            /**
+             * Leaderboards Total
+             * @description How many leaderboards the game has in all.
+             */
+            leaderboards_total: number;
         };
         /**
          * StandingOut
@@ -1941,7 +1962,10 @@ export interface operations {
     };
     games_api_list_boards: {
         parameters: {
-            query?: never;
+            query?: {
+                offset?: number;
+                limit?: number;
+            };
             header?: {
                 /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
                 "X-Request-ID"?: components["parameters"]["XRequestID"];
@@ -1976,6 +2000,16 @@ export interface operations {
             };
             /** @description Not Found: `game_not_found` (docs/api.md says when). */
             404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
@@ -2372,7 +2406,10 @@ export interface operations {
     };
     games_api_list_games: {
         parameters: {
-            query?: never;
+            query?: {
+                offset?: number;
+                limit?: number;
+            };
             header?: {
                 /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
                 "X-Request-ID"?: components["parameters"]["XRequestID"];
@@ -2401,6 +2438,16 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorOut"];
                     "text/plain": string;
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
             /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
@@ -2618,7 +2665,10 @@ export interface operations {
     };
     games_api_player_profile: {
         parameters: {
-            query?: never;
+            query?: {
+                offset?: number;
+                limit?: number;
+            };
             header?: {
                 /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
                 "X-Request-ID"?: components["parameters"]["XRequestID"];
