@@ -1,7 +1,8 @@
 """What JSON can read but not carry back is refused at the door: a number that is not finite
-(NaN, Infinity, 1e400), text with a lone surrogate anywhere in a body, text that is no UTF-8, and
-a season time that is no ISO 8601 instant with its zone; each with its refusal naming its field,
-changing nothing. The values are the review's catalogue, tests/bad_inputs.py."""
+(NaN, Infinity, 1e400), text with a lone surrogate anywhere in a body, text that is no UTF-8, a
+body that is no JSON object, and a season time that is no ISO 8601 instant with its zone; each
+with its refusal naming its field, changing nothing. The values are the review's catalogue,
+tests/bad_inputs.py."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 from django.test import AsyncClient
 
-from tests.bad_inputs import ANYWHERE, KEYS, SEASONS, spliced
+from tests.bad_inputs import ANYWHERE, BODIES, KEYS, SEASONS, spliced
 from tests.conftest import auth
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -83,3 +84,24 @@ async def test_it_refuses_a_season_time_that_is_no_instant_with_its_zone(aclient
         assert refused(await send(aclient, "patch", "/leaderboards/points", manage, raw)) == expected, bad.name
     boards = (await aclient.get(API)).json()["leaderboards"]
     assert [(b["slug"], b["starts_at"], b["ends_at"]) for b in boards] == [("points", None, None)]
+
+
+async def test_it_refuses_a_body_that_is_no_json_object_at_every_endpoint_that_takes_one(
+    aclient: AsyncClient, rally: Any
+) -> None:
+    manage, _ = rally
+    assert (await send(aclient, "put", "/leaderboards/points", manage, json.dumps(POINTS).encode()))[0] == 200
+    endpoints = [
+        ("post", "/leaderboards/points/scores"),
+        ("post", "/scores/batch"),
+        ("post", "/presence"),
+        ("put", "/leaderboards/points"),
+        ("put", "/leaderboards/new"),
+        ("patch", "/leaderboards/points"),
+    ]
+    for bad in BODIES:
+        for method, path in endpoints:
+            answer = refused(await send(aclient, method, path, manage, bad.raw))
+            assert answer == (bad.refusal.status, bad.refusal.code, None), (bad.name, method, path)
+    boards = (await aclient.get(API)).json()["leaderboards"]
+    assert [(b["slug"], b["name"]) for b in boards] == [("points", "Points")]
