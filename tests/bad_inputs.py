@@ -341,8 +341,20 @@ def objects(body: Any, path: Path = ()) -> Iterator[Path]:
             yield from objects(value, (*path, i))
 
 
+def error_of(body: Any) -> tuple[str, str | None] | None:
+    """(code, field) of an answer in the house's error envelope, ``{"error": {"code", "message",
+    "field"}}``; None for any other answer."""
+    error = body.get("error") if isinstance(body, dict) and set(body) == {"error"} else None
+    if not isinstance(error, dict) or set(error) != {"code", "message", "field"}:
+        return None
+    if not isinstance(error["code"], str) or not error["message"] or not isinstance(error["field"], str | None):
+        return None
+    return error["code"], error["field"]
+
+
 def shadowed(body: dict[str, Any], key: str, first: bytes) -> bytes:
     """``body`` as JSON text with ``key`` written twice: first as ``first``, then as in ``body``.
     The API reads the last copy (as Python's json does), so it must answer as for ``body``."""
+    assert key in body, (key, body)
     rest = json.dumps(body).encode()
     return b"{" + json.dumps(key).encode() + b": " + first + b", " + rest[1:]
