@@ -197,8 +197,9 @@ def _service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
 
 @api.exception_handler(ValidationError)
 def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
-    if request.method == "POST" and not request.body:
-        # No JSON document at all: malformed, as a broken one is (not a missing field).
+    if request.method in ("POST", "PUT", "PATCH") and not request.body:
+        # No JSON document at all, to any method with a body: malformed, as a broken one is (not
+        # a missing field, as docs/api.md says).
         return error_response(request, catalogue.malformed_json(empty=True))
     first = exc.errors[0] if exc.errors else {"loc": (), "msg": "Invalid request."}
     loc = [str(part) for part in first.get("loc", ()) if part not in ("body", "payload", "query", "path")]

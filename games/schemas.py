@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Annotated, Any, Literal, get_args
 
 from ninja import Schema
-from pydantic import AwareDatetime, BaseModel, BeforeValidator, Field, StrictInt
+from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, Field, StrictInt
 
 from core.models import MAX_BATCH_ITEMS, MAX_SAFE_SCORE
 from core.schemas import ErrorOut, PlayerId, SingleLine, with_example
@@ -14,16 +15,31 @@ from core.schemas import ErrorOut, PlayerId, SingleLine, with_example
 Score = Annotated[StrictInt, Field(ge=-MAX_SAFE_SCORE, le=MAX_SAFE_SCORE, examples=[120])]
 
 
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# A day inside the calendar's ends, so that every zone (up to 14 h off UTC) can show the instant.
+_EARLIEST = dt.datetime(1, 1, 2, tzinfo=dt.UTC)
+_LATEST = dt.datetime(9999, 12, 30, tzinfo=dt.UTC)
+
+
 def _iso_text(value: object) -> object:
-    # pydantic would take a number as a Unix time: the API takes what its schema says, text.
-    if not isinstance(value, str):
+    # pydantic would take a number, or text of one, as a Unix time: the API takes what its schema
+    # says, ISO 8601 text.
+    if not isinstance(value, str) or not _ISO_DATE.match(value):
         raise ValueError("Give an ISO 8601 time with its zone, such as 2026-03-02T00:00:00Z.")
+    return value
+
+
+def _in_calendar(value: dt.datetime) -> dt.datetime:
+    # Compared, never converted: 9999-12-31T23:00-14:00 overflows the calendar in UTC, which
+    # saving it did (a 500).
+    if not _EARLIEST <= value <= _LATEST:
+        raise ValueError("Give a time from 0001-01-02 to 9999-12-30 (UTC), which every time zone can show.")
     return value
 
 
 # An instant as ISO 8601 text with its zone (Z or ±hh:mm): a naive time has no one meaning, and
 # compared with an aware one it cannot be ordered at all.
-Instant = Annotated[AwareDatetime, BeforeValidator(_iso_text)]
+Instant = Annotated[AwareDatetime, BeforeValidator(_iso_text), AfterValidator(_in_calendar)]
 
 
 # Request bodies are plain pydantic models: ninja's Schema adds a Django-object

@@ -4,10 +4,17 @@ sequence of single submissions and batches through the real API with a clock tha
 ms at a time (often not at all, so that equal scores land in the same ms, in one batch too),
 with scores and subscores up to ±(2^53-1), each compared after every operation with
 tests/games/board_reference.py (scores, subscores, ranks, metadata, refusals).
+
+Mixed in, requests carrying one entry of the review's bad-input catalogue (tests/bad_inputs.py):
+a value refused anywhere, a bad key or a body that is no JSON object in a submission or a batch;
+a board's settings changed to a bad season, cron or other setting; a new board past the game's
+limit, or under a bad slug. Each must get its refusal in the error envelope naming its field, and
+change nothing: every board's settings read the same after it, and every window the reference.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
 import json
@@ -23,7 +30,10 @@ from hypothesis import strategies as st
 
 from core import apikeys, services
 from core.clock import now as clock_now
+from core.models import ApiKey
 from core.redis import close_redis
+from tests import bad_inputs as catalogue
+from tests.bad_inputs import Bad, Refusal
 from tests.conftest import auth, clock_at
 from tests.games.board_reference import MAX_EXACT, ReferenceBoard, Refused
 
@@ -39,6 +49,11 @@ WINDOWS = ("daily", "weekly", "custom", "all-time")
 SCORES = (-2, 0, 1, 2, 5, MAX_EXACT, -MAX_EXACT, MAX_EXACT - 1, 2**52 + 1)
 SUBSCORES = (None, 0, 1, -1, 3, MAX_EXACT, -MAX_EXACT)
 EXAMPLES = 40
+HOSTILE_ONE_IN = 3
+# Refused for the whole request, wherever they stand in a submission or a batch.
+WHOLE_BADS: tuple[Bad, ...] = catalogue.ANYWHERE + catalogue.KEYS + catalogue.BODIES
+# A board any game may have: a new one is refused only for the game's limit, or its slug.
+NEW_BOARD = json.dumps({"mode": "best", "order": "desc"}).encode()
 
 
 @dataclass(frozen=True)
@@ -65,6 +80,18 @@ class Step:
     wait_ms: int  # the clock moves this much first
 
 
+@dataclass(frozen=True)
+class Hostile:
+    """A request carrying one entry of the bad-input catalogue: refused, changing nothing."""
+
+    what: str
+    method: str
+    path: str  # under /api/v1/games/{game}/
+    raw: bytes = dataclasses.field(repr=False)
+    refusal: Refusal
+    field: str | None
+
+
 _boards = st.builds(
     BoardSpec,
     mode=st.sampled_from(["increment", "best", "latest"]),
@@ -76,8 +103,8 @@ _boards = st.builds(
 _metadata = st.one_of(st.none(), st.fixed_dictionaries({"car": st.sampled_from(["mx-5", "gt86", "supra"])}))
 
 
-def _steps(boards: int) -> st.SearchStrategy[list[Step]]:
-    item = st.builds(
+def _items(boards: int) -> st.SearchStrategy[Item]:
+    return st.builds(
         Item,
         board=st.integers(0, boards - 1),
         player_id=st.sampled_from(PLAYERS),
@@ -85,10 +112,56 @@ def _steps(boards: int) -> st.SearchStrategy[list[Step]]:
         subscore=st.sampled_from(SUBSCORES),
         metadata=_metadata,
     )
-    step = st.builds(
-        Step, items=st.lists(item, min_size=1, max_size=4).map(tuple), wait_ms=st.sampled_from([0, 0, 1, 7, 1000])
-    )
-    return st.lists(step, min_size=1, max_size=16)
+
+
+@st.composite
+def _bad_scores(draw: st.DrawFn, boards: int) -> Hostile:
+    """A submission or a batch with a value refused anywhere at any place, a bad key in any of
+    its objects, or a body that is no JSON object."""
+    items = draw(st.lists(_items(boards), min_size=1, max_size=3))
+    bodies: list[dict[str, Any]] = [
+        {"leaderboard": f"b{i.board}", "player_id": i.player_id, "score": i.score, "metadata": i.metadata}
+        for i in items
+    ]
+    batch = len(items) > 1
+    body: Any = {"scores": bodies} if batch else {k: v for k, v in bodies[0].items() if k != "leaderboard"}
+    bad = draw(st.sampled_from(WHOLE_BADS))
+    if bad in catalogue.BODIES:
+        place: catalogue.Path = ()
+    else:
+        place = draw(st.sampled_from(list(catalogue.objects(body) if bad.key else catalogue.places(body))))
+    raw, named = catalogue.spliced(body, place, bad)
+    path = "scores/batch" if batch else f"leaderboards/b{items[0].board}/scores"
+    return Hostile(f"{bad.name} at {catalogue.field_name(place) or 'the root'}", "post", path, raw, bad.refusal, named)
+
+
+@st.composite
+def _bad_settings(draw: st.DrawFn, boards: int) -> Hostile:
+    bad = draw(st.sampled_from(catalogue.BOARD_SETTINGS))
+    path = f"leaderboards/b{draw(st.integers(0, boards - 1))}"
+    return Hostile(bad.name, "patch", path, json.dumps(bad.settings).encode(), bad.refusal, bad.field)
+
+
+@st.composite
+def _bad_new_board(draw: st.DrawFn) -> Hostile:
+    # The game holds its limit (its max_boards is its number of boards), so no new board is taken.
+    slug = draw(st.sampled_from((None, *catalogue.SLUGS)))
+    if slug is None:
+        return Hostile("a board past the limit", "put", "leaderboards/over", NEW_BOARD, catalogue.BOARD_LIMIT, "slug")
+    field = "slug" if slug.refusal == catalogue.INVALID else None
+    return Hostile(f"the slug {slug.name!r}", "put", f"leaderboards/{slug.path}", NEW_BOARD, slug.refusal, field)
+
+
+@st.composite
+def _step(draw: st.DrawFn, boards: int) -> Step | Hostile:
+    if draw(st.integers(0, HOSTILE_ONE_IN - 1)) == HOSTILE_ONE_IN - 1:
+        return draw(st.one_of(_bad_scores(boards), _bad_settings(boards), _bad_new_board()))
+    items = draw(st.lists(_items(boards), min_size=1, max_size=4).map(tuple))
+    return Step(items, draw(st.sampled_from([0, 0, 1, 7, 1000])))
+
+
+def _steps(boards: int) -> st.SearchStrategy[list[Step | Hostile]]:
+    return st.lists(_step(boards), min_size=1, max_size=16)
 
 
 _slugs = itertools.count()
@@ -112,47 +185,26 @@ def _new_game(specs: list[BoardSpec]) -> tuple[str, str, list[ReferenceBoard]]:
         models.append(
             ReferenceBoard(f"b{i}", spec.mode, spec.order, spec.ties, spec.windows, subscore_order=spec.subscore_order)
         )
-    _, raw_key = apikeys.api_key_create(game=game, name="model", requests_per_minute=100_000)
+    game.max_boards = len(specs)
+    game.save(update_fields=["max_boards"])
+    # A manage key, which may also submit: the hostile steps change boards' settings too.
+    _, raw_key = apikeys.api_key_create(game=game, name="model", scope=ApiKey.Scope.MANAGE, requests_per_minute=100_000)
     return slug, raw_key, models
 
 
-async def _run(slug: str, raw_key: str, models: list[ReferenceBoard], steps: list[Step]) -> None:
+async def _run(slug: str, raw_key: str, models: list[ReferenceBoard], steps: list[Step | Hostile]) -> None:
     client = AsyncClient()
     headers = auth(raw_key)
     now = clock_now()
     try:
         for index, step in enumerate(steps, start=1):
-            now += dt.timedelta(milliseconds=step.wait_ms)
-            bodies = []
-            for item in step.items:
-                body: dict[str, Any] = {"player_id": item.player_id, "score": item.score}
-                if item.subscore is not None and models[item.board].ties == "subscore":
-                    body["subscore"] = item.subscore
-                if item.metadata is not None:
-                    body["metadata"] = item.metadata
-                bodies.append((item, body))
-            with clock_at(now):
-                if len(bodies) == 1:
-                    item, body = bodies[0]
-                    response = await client.post(
-                        f"/api/v1/games/{slug}/leaderboards/b{item.board}/scores",
-                        json.dumps(body),
-                        content_type="application/json",
-                        headers=headers,
-                    )
-                    results = [response.json()]
-                else:
-                    batch = [{**body, "leaderboard": f"b{item.board}"} for item, body in bodies]
-                    response = await client.post(
-                        f"/api/v1/games/{slug}/scores/batch",
-                        json.dumps({"scores": batch}),
-                        content_type="application/json",
-                        headers=headers,
-                    )
-                    results = response.json()["results"]
-            assert response.status_code in (200, 422), f"step {index}: {response.content!r}"
-            for (item, body), result in zip(bodies, results, strict=True):
-                _check_result(models[item.board], item, body, result, f"step {index}, {item}")
+            if isinstance(step, Hostile):
+                with clock_at(now):
+                    await _refused(client, slug, headers, step, f"step {index}")
+            else:
+                now += dt.timedelta(milliseconds=step.wait_ms)
+                with clock_at(now):
+                    await _submitted(client, slug, headers, models, step, f"step {index}")
             for model in models:
                 for window in model.windows:
                     page = (
@@ -161,6 +213,46 @@ async def _run(slug: str, raw_key: str, models: list[ReferenceBoard], steps: lis
                     assert page["entries"] == model.ranked(window), f"step {index}: {model.slug} {window} differs"
     finally:
         await close_redis()
+
+
+async def _submitted(
+    client: AsyncClient, slug: str, headers: dict[str, str], models: list[ReferenceBoard], step: Step, where: str
+) -> None:
+    """Send the step's items (one: a POST; more: a batch) and check each reply against its board's reference."""
+    bodies = []
+    for item in step.items:
+        body: dict[str, Any] = {"player_id": item.player_id, "score": item.score}
+        if item.subscore is not None and models[item.board].ties == "subscore":
+            body["subscore"] = item.subscore
+        if item.metadata is not None:
+            body["metadata"] = item.metadata
+        bodies.append((item, body))
+    if len(bodies) == 1:
+        item, body = bodies[0]
+        url = f"/api/v1/games/{slug}/leaderboards/b{item.board}/scores"
+    else:
+        url, body = (
+            f"/api/v1/games/{slug}/scores/batch",
+            {"scores": [{**b, "leaderboard": f"b{i.board}"} for i, b in bodies]},
+        )
+    response = await client.post(url, json.dumps(body), content_type="application/json", headers=headers)
+    assert response.status_code in (200, 422), f"{where}: {response.content!r}"
+    results = [response.json()] if len(bodies) == 1 else response.json()["results"]
+    for (item, body), result in zip(bodies, results, strict=True):
+        _check_result(models[item.board], item, body, result, f"{where}, {item}")
+
+
+async def _refused(client: AsyncClient, slug: str, headers: dict[str, str], step: Hostile, where: str) -> None:
+    """The step's refusal, in the error envelope naming its field; every board's settings as before."""
+    boards_url = f"/api/v1/games/{slug}/leaderboards"
+    before = (await client.get(boards_url)).json()
+    send = getattr(client, step.method)
+    response = await send(
+        f"/api/v1/games/{slug}/{step.path}", step.raw, content_type="application/json", headers=headers
+    )
+    answer = (response.status_code, catalogue.error_of(response.json()))
+    assert answer == (step.refusal.status, (step.refusal.code, step.field)), f"{where}, {step}: {response.content!r}"
+    assert (await client.get(boards_url)).json() == before, f"{where}, {step}: a board's settings changed"
 
 
 def _check_result(model: ReferenceBoard, item: Item, body: dict[str, Any], result: dict[str, Any], where: str) -> None:

@@ -21,6 +21,17 @@ repeated ids. The daily board gets the whole page, the standings and one
 friends view, and a period id at the calendar's edges must answer 404; at the
 end all four boards are compared whole.
 
+Hostile traffic. Mixed into the operations, requests carrying one entry of the
+review's bad-input catalogue (tests/bad_inputs.py): a value refused anywhere
+(NaN, a lone surrogate, bytes that are no UTF-8, a body past 1 MiB) at any
+place of a submission or a batch, a key with a lone surrogate in any object, a
+body that is no JSON object, or a bad score, player id, name or metadata in
+one item. Each must be answered with its refusal in the error envelope, naming
+its field, and change nothing: the model skips it, and the board compared
+after it must still equal the model (in a batch, a bad item fails alone and
+the others apply). A key written twice, a catalogue value first, must be
+answered as if only its last copy were sent.
+
 Cost. A request through the full Django stack takes a few milliseconds, so
 the lookups follow the players on the board rather than the whole pool: a
 small board, as while shrinking, makes a cheap run, and a failure shrinks in
@@ -32,8 +43,10 @@ id while the model keeps one board; that example then stops early and passes.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
+import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +63,8 @@ from core.clock import now as clock_now
 from core.models import Game
 from core.redis import close_redis
 from games import services
+from tests import bad_inputs as catalogue
+from tests.bad_inputs import Bad, Refusal
 from tests.conftest import auth, clock_at
 from tests.games.reference import (
     CALENDAR_EDGE_IDS,
@@ -97,6 +112,20 @@ INVALID_ITEM_ONE_IN = 12
 LARGE_SCORE_ONE_IN = 8
 MAX_BATCH_ITEMS = 6
 BATCH_ONE_IN = 4
+HOSTILE_ONE_IN = 5
+# The catalogue's values for one field of an item: refused for that item alone.
+FIELD_BADS: dict[str, tuple[Bad, ...]] = {
+    "player_id": catalogue.PLAYER_IDS,
+    "score": catalogue.SCORES,
+    "display_name": catalogue.NAMES,
+    "metadata": catalogue.METADATA,
+}
+# Values refused for the whole request, wherever they stand.
+WHOLE_BADS: tuple[Bad, ...] = catalogue.ANYWHERE + catalogue.KEYS + catalogue.BODIES
+# What the first copy of a key written twice may be: any value the parser reads (the last copy wins).
+SHADOWS: tuple[Bad, ...] = tuple(
+    b for b in (*catalogue.ANYWHERE, *catalogue.SCORES, *catalogue.PLAYER_IDS) if b.refusal == catalogue.INVALID
+)
 DEEP_CHECK_EVERY_OPS = 20
 EXAMPLES_PER_COMBINATION = 6
 FRIENDS_QUERIES_PER_CHECK = 3
@@ -123,7 +152,30 @@ class Batch:
     items: tuple[dict[str, Any], ...]
 
 
-Operation = Submit | Batch
+@dataclass(frozen=True)
+class Hostile:
+    """A submission (or a batch) carrying one entry of the bad-input catalogue, as raw JSON text."""
+
+    what: str
+    raw: bytes = dataclasses.field(repr=False)
+    batch: bool
+    refusal: Refusal
+    field: str | None
+    # A batch whose item ``refused_item`` is refused alone while the others apply; None: the
+    # whole request is refused.
+    items: tuple[dict[str, Any], ...] = ()
+    refused_item: int | None = None
+
+
+@dataclass(frozen=True)
+class Shadowed:
+    """A submission with one key written twice, a catalogue value first: answered as ``item``."""
+
+    item: dict[str, Any]
+    raw: bytes = dataclasses.field(repr=False)
+
+
+Operation = Submit | Batch | Hostile | Shadowed
 
 
 def _item(player_id: str, score: int, name: str | None) -> dict[str, Any]:
@@ -150,8 +202,54 @@ def _items(draw: st.DrawFn, mode: str) -> dict[str, Any]:
 
 
 @st.composite
+def _valid_item(draw: st.DrawFn) -> dict[str, Any]:
+    return _item(draw(st.sampled_from(POOL)), draw(st.integers(-5, 5)), draw(st.sampled_from((OMIT, *NAMES))))
+
+
+@st.composite
+def _bad_in_an_item(draw: st.DrawFn, mode: str) -> Hostile:
+    """A bad value in one field of an otherwise valid item, alone or among a batch's items."""
+    name = draw(st.sampled_from(sorted(FIELD_BADS)))
+    bad = draw(st.sampled_from(FIELD_BADS[name]))
+    what = f"{bad.name} as {name}"
+    if not _rarely(draw, 2):
+        raw, named = catalogue.spliced(draw(_valid_item()), (name,), bad)
+        return Hostile(what, raw, False, bad.refusal, named)
+    items = draw(st.lists(_items(mode), min_size=1, max_size=MAX_BATCH_ITEMS))
+    target = draw(st.integers(0, len(items) - 1))
+    items[target] = draw(_valid_item())
+    raw, named = catalogue.spliced({"scores": [on_main(i) for i in items]}, ("scores", target, name), bad)
+    return Hostile(what, raw, True, bad.refusal, named, tuple(items), target)
+
+
+@st.composite
+def _bad_anywhere(draw: st.DrawFn, mode: str) -> Hostile:
+    """A value refused wherever it stands, at any place of a body; a key in any of its objects;
+    or a body that is no JSON object."""
+    batch = _rarely(draw, 2)
+    items = draw(st.lists(_items(mode), min_size=1, max_size=MAX_BATCH_ITEMS if batch else 1))
+    body: Any = {"scores": [on_main(i) for i in items]} if batch else items[0]
+    bad = draw(st.sampled_from(WHOLE_BADS))
+    if bad in catalogue.BODIES:
+        place: catalogue.Path = ()
+    else:
+        place = draw(st.sampled_from(list(catalogue.objects(body) if bad.key else catalogue.places(body))))
+    raw, named = catalogue.spliced(body, place, bad)
+    return Hostile(f"{bad.name} at {catalogue.field_name(place) or 'the root'}", raw, batch, bad.refusal, named)
+
+
+@st.composite
+def _shadowed(draw: st.DrawFn) -> Shadowed:
+    item = draw(_valid_item())
+    first = draw(st.sampled_from(SHADOWS))
+    return Shadowed(item, catalogue.shadowed(item, draw(st.sampled_from(sorted(item))), first.raw))
+
+
+@st.composite
 def _operation(draw: st.DrawFn, mode: str) -> Operation:
     items = _items(mode)
+    if _rarely(draw, HOSTILE_ONE_IN):
+        return draw(st.one_of(_bad_anywhere(mode), _bad_in_an_item(mode), _shadowed()))
     if _rarely(draw, BATCH_ONE_IN):
         return Batch(tuple(draw(st.lists(items, min_size=1, max_size=MAX_BATCH_ITEMS))))
     return Submit(draw(items))
@@ -193,9 +291,10 @@ class Run:
         response = await self.client.get(self.url(tail), params)
         return response.status_code, response.json()
 
-    async def post(self, tail: str, body: dict[str, Any]) -> Any:
+    async def post(self, tail: str, body: dict[str, Any] | bytes) -> Any:
+        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
         response = await self.client.post(
-            self.url(tail), body, content_type="application/json", headers=auth(self.raw_key)
+            self.url(tail), raw, content_type="application/json", headers=auth(self.raw_key)
         )
         return response.status_code, response.json()
 
@@ -219,9 +318,13 @@ class Run:
             assert body == expected, f"{where}: the response differs from the reference"
 
     async def apply(self, index: int, operation: Operation) -> None:
-        if isinstance(operation, Submit):
-            where = f"operation {index}, POST scores {operation.item}"
-            status, body = await self.post("leaderboards/main/scores", operation.item)
+        if isinstance(operation, Hostile):
+            await self.apply_hostile(index, operation)
+            return
+        if isinstance(operation, Submit | Shadowed):
+            where = f"operation {index}, POST scores {operation}"
+            sent = operation.raw if isinstance(operation, Shadowed) else operation.item
+            status, body = await self.post("leaderboards/main/scores", sent)
             expected = self.expected(operation.item)
             assert status == (422 if "error" in expected else 200), f"{where}: expected {expected}, got {body}"
             self.compare_submission(where, body, expected)
@@ -232,6 +335,23 @@ class Run:
         for position, (item, result) in enumerate(zip(operation.items, body["results"], strict=True)):
             where = f"operation {index}, POST scores/batch, item {position} {item}"
             self.compare_submission(where, result, self.expected(item))
+
+    async def apply_hostile(self, index: int, operation: Hostile) -> None:
+        """Its refusal, in the envelope; in a batch with a bad item, the others apply as the model says."""
+        where = f"operation {index}, {operation}"
+        status, body = await self.post("scores/batch" if operation.batch else "leaderboards/main/scores", operation.raw)
+        refusal = (operation.refusal.code, operation.field)
+        if operation.refused_item is None:
+            assert (status, catalogue.error_of(body)) == (operation.refusal.status, refusal), (
+                f"{where}: {status} {body}"
+            )
+            return
+        assert status == 200 and len(body["results"]) == len(operation.items), f"{where}: {status} {body}"
+        for position, (item, result) in enumerate(zip(operation.items, body["results"], strict=True)):
+            if position == operation.refused_item:
+                assert catalogue.error_of(result) == refusal, f"{where}: item {position}: {result}"
+            else:
+                self.compare_submission(f"{where}, item {position} {item}", result, self.expected(item))
 
     async def board(self, period: str, **params: Any) -> dict[str, Any]:
         status, body = await self.get(f"leaderboards/main/{period}", **params)
