@@ -254,7 +254,8 @@ class BadQuery:
     value: str
 
 
-# Every limit, offset and radius of the API: zero, negative, past its maximum, no integer.
+# Query parameters, each refused naming itself. Every limit, offset and radius of the API: zero,
+# negative, past its maximum, no integer.
 LIMITS: tuple[BadQuery, ...] = (
     BadQuery("zero", "0"),
     BadQuery("negative", "-1"),
@@ -277,7 +278,28 @@ RADII: tuple[BadQuery, ...] = (
     BadQuery("past 50", "51"),
     BadQuery("30 digits", "9" * 30),
 )
-QUERIES: dict[str, tuple[BadQuery, ...]] = {"limit": LIMITS, "offset": OFFSETS, "radius": RADII}
+# A search for players by name: 1-64 characters of one line.
+SEARCHES: tuple[BadQuery, ...] = (
+    BadQuery("empty", ""),
+    BadQuery("65 characters", "q" * 65),
+    BadQuery("a NUL", "a\x00"),
+    BadQuery("a line break", "two\nlines"),
+)
+# A friends view's player ids: 1-100 valid ids, comma-separated.
+IDS: tuple[BadQuery, ...] = (
+    BadQuery("empty", ""),
+    BadQuery("only commas", ",,,"),
+    BadQuery("a space", "ada, bob"),
+    BadQuery("65 characters", "p" * 65),
+    BadQuery("101 ids", ",".join(f"p{i}" for i in range(101))),
+)
+QUERIES: dict[str, tuple[BadQuery, ...]] = {
+    "limit": LIMITS,
+    "offset": OFFSETS,
+    "radius": RADII,
+    "q": SEARCHES,
+    "ids": IDS,
+}
 
 # ----------------------------------------------------------------------------- splicing
 

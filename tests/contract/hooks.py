@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import random
 import re
 import uuid
 from typing import Any
 
+import httpx
 import schemathesis
+
+from tests.contract import hostile
 
 _VALID_KEY = re.compile(r"^[\x20-\x7e]{1,255}$")
 
@@ -23,7 +27,13 @@ def before_call(ctx: Any, case: Any, **kwargs: Any) -> None:
         case.headers = headers
 
 
-_LISTED = re.compile(r"`([a-z_]+)`")
+@schemathesis.hook
+def filter_failure(ctx: Any, failure: Any, case: Any, response: Any) -> bool:
+    """No negative-data verdict in the stateful phase, which draws valid data only: in
+    schemathesis 4.32 a step could still be judged negative ("Invalid component: positive test
+    case"), and `enabled = false` for the check there (schemathesis.toml) did not stop it."""
+    stateful = case.meta is not None and case.meta.phase.name == "stateful"
+    return not (stateful and getattr(failure, "code", "") == "ST201")
 
 
 @schemathesis.check
@@ -39,14 +49,44 @@ def error_codes_documented(ctx: Any, response: Any, case: Any) -> None:
         body = response.json()
     except ValueError:
         return  # plain text (the HTTP server's own 400): no code to check
-    declared = case.operation.definition.raw["responses"].get(str(response.status_code), {})
-    if response.status_code >= 400:
-        code = body["error"]["code"]
-        listed = declared.get("content", {}).get("application/json", {}).get("examples", {})
-        if code not in listed:
-            raise AssertionError(f"{response.status_code} {code!r} is not documented here: {sorted(listed)}")
+    problem = hostile.undocumented(case.operation.definition.raw["responses"], response.status_code, body)
+    if problem is not None:
+        raise AssertionError(problem)
+
+
+# Each generated case of an operation carries this many of its catalogue requests along.
+HOSTILE_PER_CASE = 4
+_plans: dict[str, list[tuple[str, hostile.Maker]]] = {}
+_sent: dict[str, int] = {}
+_http: list[httpx.Client] = []
+
+
+@schemathesis.check
+def hostile_inputs_refused(ctx: Any, response: Any, case: Any) -> None:
+    """The next few requests of the bad-input catalogue for this case's operation, derived from
+    the case (tests/contract/hostile.py): no server error, a documented refusal in the envelope,
+    the exact one where the catalogue says, and nothing changed."""
+    if case.method.upper() != case.operation.method.upper():
         return
-    listed_items = set(_LISTED.findall(declared.get("description", "")))
-    for result in body.get("results", []) if isinstance(body, dict) else []:
-        if "error" in result and result["error"]["code"] not in listed_items:
-            raise AssertionError(f"batch item code {result['error']['code']!r} is not documented: {listed_items}")
+    raw = case.operation.definition.raw
+    operation = hostile.Operation.of(case.operation.method, case.operation.path, raw)
+    planned = _plans.setdefault(operation.operation_id, hostile.plan(operation))
+    start = _sent.get(operation.operation_id, 0)
+    batch = planned[start : start + HOSTILE_PER_CASE]
+    if not batch:
+        return
+    _sent[operation.operation_id] = start + len(batch)
+    if not _http:
+        _http.append(hostile.client())
+    http = _http[0]
+    rng = random.Random(f"{operation.operation_id} {start}")
+    before = hostile.snapshot(http) if operation.method != "GET" else None
+    for name, make in batch:
+        request = make(case.body if isinstance(case.body, dict | list) else None, rng)
+        answer = hostile.send(http, request)
+        hostile.log(operation, name, answer)
+        problem = hostile.judge(raw["responses"], request, answer)
+        if problem is None and before is not None and hostile.snapshot(http) != before:
+            problem = "it was refused, but something changed"
+        if problem is not None:
+            raise AssertionError(f"{name}: {problem}\n{hostile.reproduce(request)}")
