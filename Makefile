@@ -83,5 +83,12 @@ bench-cluster: $(STAMP)
 bench-storm: $(STAMP)
 	$(PY) bench/storm.py
 
+# Issue 21's review attacks (spoofed addresses, a tenant's boards, reloads, crons, bodies, logs, a
+# database outage) re-run against make run's processes, nginx in front (bench/attacks.py,
+# docs/operations.md).
+.PHONY: bench-attacks
+bench-attacks: $(STAMP)
+	$(PY) bench/attacks.py
+
 clean:
 	rm -rf $(VENV) var staticfiles
