@@ -143,13 +143,8 @@ class ApiASGIHandler(ASGIHandler):
     async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         # Django's handle() less its thread hops, and less its disconnect listener: a request
         # whose client left is served to the end (a submission accepted is never half-done).
-        try:
-            body_file = await read_bounded_body(scope, receive)
-        except RequestAborted:
-            return
-        except (RequestDataTooBig, BodyTimeout) as refused:
-            # Answered before the view runs: the API takes no body this big or this slow.
-            await self.send_response(_refusal(refused, api=True), send)
+        body_file = await _body_or_refusal(self, scope, receive, send, api=True)
+        if body_file is None:
             return
         response: HttpResponseBase | None = None
         try:
@@ -185,6 +180,20 @@ class ApiASGIHandler(ASGIHandler):
         )
 
 
+async def _body_or_refusal(
+    handler: ASGIHandler, scope: dict[str, Any], receive: Any, send: Any, *, api: bool
+) -> io.BytesIO | None:
+    """The request's body, read within its bounds; None when the client left, or when it was
+    refused (413, 408: answered here, before any view runs)."""
+    try:
+        return await read_bounded_body(scope, receive)
+    except RequestAborted:
+        return None
+    except (RequestDataTooBig, BodyTimeout) as refused:
+        await handler.send_response(_refusal(refused, api=api), send)
+        return None
+
+
 def _replayed(body: bytes, receive: Any) -> Any:
     """``receive`` handing out the body already read first, as one message, then the real one's."""
     pending = [{"type": "http.request", "body": body, "more_body": False}]
@@ -200,12 +209,8 @@ class SiteASGIHandler(ASGIHandler):
     own reader takes any size, spooled to disk, for as long as the client takes."""
 
     async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        try:
-            body_file = await read_bounded_body(scope, receive)
-        except RequestAborted:
-            return
-        except (RequestDataTooBig, BodyTimeout) as refused:
-            await self.send_response(_refusal(refused, api=False), send)
+        body_file = await _body_or_refusal(self, scope, receive, send, api=False)
+        if body_file is None:
             return
         with body_file:
             body = body_file.getvalue()
