@@ -221,3 +221,37 @@ def test_it_keeps_the_header_pager_and_dates_on_one_line_on_a_phone(make_game, a
     page.goto(f"{asgi_live_server}/games/tetris/players/player-007/")
     assert set(text_lines(page, ".history-table .nowrap")) == {1}
     assert set(text_lines(page, ".chart-date, .chart-rank")) == {1}
+
+
+def test_it_says_what_a_player_page_of_a_many_board_game_left_out_without_scrolling_sideways(
+    make_game,
+    asgi_live_server,  # noqa: F811
+    page,
+    tmp_path,
+):
+    from core import services as core_services
+    from core.models import Game
+    from live.views import PLAYER_PAGE_OTHER_BOARDS
+
+    game = make_game("tetris", max_submissions_per_minute=0)
+    for n in range(PLAYER_PAGE_OTHER_BOARDS + 5):
+        core_services.leaderboard_create(game=game, slug=f"track-{n:02d}", name=f"Track {n:02d}", windows=["daily"])
+    config = GameConfig.from_model(Game.objects.prefetch_related("leaderboards").get(pk=game.pk), "0")
+    for slug in ("main", "track-00"):
+        board = config.board_named(slug)
+        assert board is not None
+        run_sync(
+            lambda b=board: services.score_submit(game=config, board=b, player_id="ada", score=7, display_name="Ada")
+        )
+    for width in (1280, 390, 320):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{asgi_live_server}/games/tetris/players/ada/")
+        expect(page.locator(".elsewhere")).to_contain_text(
+            f"From the first {PLAYER_PAGE_OTHER_BOARDS} other boards; 5 more"
+        )
+        expect(page.locator(".elsewhere table")).to_contain_text("Track 00")
+        page.screenshot(path=str(tmp_path / f"player-{width}.png"), full_page=True)
+        box = page.locator(".elsewhere").bounding_box()
+        assert box is not None and box["x"] + box["width"] <= width, width
+        if width >= 390:  # below that the signed-out header still overflows: issue 24's item 1
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, width
