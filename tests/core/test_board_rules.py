@@ -81,3 +81,12 @@ def test_it_refuses_a_cron_more_often_than_hourly_from_its_minute_field(cron: st
 def test_it_accepts_a_cron_of_one_minute_an_hour_or_rarer() -> None:
     for cron in ("13 * * * *", "0 */2 * * *", "0 0 29 2 *"):
         board_rules.windows_check(["custom"], cron=cron, tz=PARIS, starts_at=None, ends_at=None)
+
+
+def test_it_accepts_a_cron_of_one_minute_an_hour_in_any_zone_a_dst_night_included() -> None:
+    # New York's spring night skips 02:00-03:00, so "30 1,2" fires at 01:30 and at 03:00 (cron's
+    # reading of 02:30 that night): one 30-minute period a year, as that day's daily window lasts
+    # 23 hours. The minimum is an hour of the zone's clock, as the daily window's is its day.
+    for zone in ("America/New_York", "Australia/Lord_Howe", "Asia/Kathmandu", "UTC"):
+        for cron in ("30 1,2 * * *", "7 * * * *", "59 23 * * *"):
+            board_rules.windows_check(["custom"], cron=cron, tz=ZoneInfo(zone), starts_at=None, ends_at=None)
