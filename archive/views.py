@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from core import config
-from core.pages import PAGE_SIZE, board_context, not_found, positive_int
+from core.pages import PAGE_SIZE, board_context, board_link, not_found, positive_int
 
 from . import selectors
 
@@ -53,7 +53,7 @@ async def history_page(request: HttpRequest, game: str) -> HttpResponse:
         {
             "game": config_,
             "kind": kind,
-            **board_context(config_, board),
+            **board_context(config_, board, find=request.GET.get("board_find", "")),
             "kinds": [k for k in selectors.ARCHIVED_KINDS if any(k in b.windows for b in config_.boards) or k == kind],
             "rows": [_history_row(config_, archive, winners.get(archive.pk)) for archive in archives],
             "total": total,
@@ -68,7 +68,7 @@ async def history_page(request: HttpRequest, game: str) -> HttpResponse:
 def _history_row(game: config.GameConfig, archive: selectors.Archived, winner: Any) -> dict[str, Any]:
     """One finished period in the history list, with its board (its name, format and link query)."""
     board = game.board_named(archive.leaderboard)
-    return {"archive": archive, "winner": winner, **board_context(game, board)}
+    return {"archive": archive, "winner": winner, "leaderboard": board, **board_link(game, board)}
 
 
 async def period_page(request: HttpRequest, game: str, period: str, period_id: str) -> HttpResponse:

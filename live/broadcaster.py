@@ -274,7 +274,7 @@ def _note_moves(
 async def _announce_recent(game: config.GameConfig) -> None:
     """The game's latest submissions, after a tick in which any arrived."""
     submissions, version = await selectors.recent_snapshot(game=game, limit=events.RECENT_LIVE_LIMIT, next_version=True)
-    await events.send_recent(game.slug, events.recent(version, submissions))
+    await events.send_recent(game.slug, events.recent(game=game, version=version, submissions=submissions))
 
 
 async def _announce_presence_changes(state: BroadcasterState, now: dt.datetime, report: TickReport) -> None:

@@ -32,7 +32,7 @@ from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
 from core import board_rules, clock
-from core.config import BoardConfig
+from core.config import BoardConfig, GameConfig
 from games import periods
 from games.selectors import Board, RecentSubmission, Standing
 from presence.selectors import OnlinePlayer
@@ -131,6 +131,7 @@ class RecentItemPayload(TypedDict):
     player_id: str
     display_name: str
     score: int
+    shown: str
     at: str
 
 
@@ -256,7 +257,9 @@ def top(leaderboard: BoardConfig, board: Board, version: int, online: Collection
     }
 
 
-def recent(version: int, submissions: list[RecentSubmission]) -> RecentPayload:
+def recent(*, game: GameConfig, version: int, submissions: list[RecentSubmission]) -> RecentPayload:
+    """Each score is also ``shown`` in its own board's format: the list mixes the game's boards,
+    and a page then needs no table of every board's format (it grew with the boards)."""
     return {
         "type": "recent",
         "version": version,
@@ -266,11 +269,17 @@ def recent(version: int, submissions: list[RecentSubmission]) -> RecentPayload:
                 "player_id": r.player_id,
                 "display_name": r.display_name,
                 "score": r.score,
+                "shown": board_rules.format_score(r.score, _format_of(game, r.leaderboard)),
                 "at": clock.iso(r.at),
             }
             for r in submissions
         ],
     }
+
+
+def _format_of(game: GameConfig, slug: str) -> str:
+    board = game.board_named(slug)
+    return board.format if board is not None else board_rules.INTEGER  # a board deleted since
 
 
 def player(

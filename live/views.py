@@ -90,7 +90,7 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
         "presence_more": max(0, presence.online - len(presence.players)),
         "presence_list_size": PRESENCE_LIST_SIZE,
         "game": config_,
-        **board_context(config_, leaderboard),
+        **board_context(config_, leaderboard, find=request.GET.get("board_find", "")),
         "period": period,
         "periods": selectors.current_periods(board=leaderboard),
         "board": board,
@@ -190,7 +190,7 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
         "live/player.html",
         {
             "game": config_,
-            **board_context(config_, leaderboard),
+            **board_context(config_, leaderboard, find=request.GET.get("board_find", "")),
             "player_id": player_id,
             "display_name": name,
             "period": period,

@@ -187,7 +187,7 @@ class GameSocket(LiveSocket):
             game=self.game, limit=events.RECENT_LIVE_LIMIT, next_version=False
         )
         self.recent_version = max(self.recent_version or 0, version)
-        await self.send_json(events.recent(version, submissions))
+        await self.send_json(events.recent(game=self.game, version=version, submissions=submissions))
 
     async def _refresh_follows(self) -> None:
         await services.live_follow(game=self.game, player_ids=sorted(self.followed))

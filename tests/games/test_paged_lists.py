@@ -3,10 +3,11 @@ player's profile across them each answer one page, so no request grows with what
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
 from django.test import AsyncClient
 
 from core import services as core_services
@@ -97,3 +98,59 @@ async def test_it_reads_a_bounded_number_of_boards_for_a_player_page(aclient, ra
     assert f"From the first {PLAYER_PAGE_OTHER_BOARDS} other boards; {unread} more" in page
     assert "?board=track-01&amp;period=daily" in page  # read: shown
     assert f"?board=track-{BOARDS - 1:02d}&amp;period=daily" not in page.split("elsewhere-title")[1]
+
+
+def add_boards(game: Game, first: int, count: int) -> None:
+    for n in range(first, first + count):
+        core_services.leaderboard_create(game=game, slug=f"track-{n:03d}", windows=["daily"])
+
+
+def page_sizes(client: Any) -> dict[str, int]:
+    paths = ("/games/rally/", "/games/rally/players/ada/", "/games/rally/history/")
+    sizes = {}
+    for path in paths:
+        response = client.get(path)
+        assert response.status_code == 200, path
+        sizes[path] = len(response.content)
+    return sizes
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_keeps_the_game_player_and_history_pages_one_size_whatever_the_number_of_boards(client):
+    # Issue 21: a board picker of one option per board (and a table of every board's format)
+    # made every page grow by ~74 B a board: 64 KB at 500.
+    game = game_with_board("rally", board=None, max_submissions_per_minute=0)
+    add_boards(game, 0, 30)
+    config = GameConfig.from_model(Game.objects.prefetch_related("leaderboards").get(pk=game.pk), "0")
+    board = config.board_named("track-000")
+    assert board is not None
+    async_to_sync(services.score_submit)(game=config, board=board, player_id="ada", score=7)
+    before = page_sizes(client)
+
+    add_boards(game, 30, 270)
+    after = page_sizes(client)
+
+    for path, size in after.items():
+        assert abs(size - before[path]) < 64, (path, before[path], size)  # a count's digits at most
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_finds_a_board_by_name_among_many_and_keeps_the_one_shown(client):
+    from core.pages import BOARD_CHOICES_MAX
+
+    game = game_with_board("rally", board=None, max_submissions_per_minute=0)
+    add_boards(game, 0, BOARD_CHOICES_MAX + 15)
+
+    page = client.get("/games/rally/", {"board": "track-030", "board_find": "  Track 01 "}).content.decode()
+    picker = page.split('class="board-picker"')[1].split("</div>")[0]
+    options = re.findall(r'<option value="([^"]*)"( selected)?>', picker)
+    assert options == [("track-030", " selected")] + [(f"track-{n:03d}", "") for n in range(10, 20)]
+    assert "10 of 35 leaderboards match “Track 01”: choose one and Show." in picker
+    assert 'name="board" value="track-030"' in picker and 'value="Track 01"' in picker  # the search stays here
+
+    page = client.get("/games/rally/", {"board_find": "x" * 5000}).content.decode()
+    assert "0 of 35 leaderboards match" in page
+
+    page = client.get("/games/rally/").content.decode()
+    assert page.count("<option ") == BOARD_CHOICES_MAX
+    assert f"The list offers {BOARD_CHOICES_MAX} of 35 leaderboards; find the others by name." in page

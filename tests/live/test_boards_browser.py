@@ -3,6 +3,7 @@ format, entry metadata, and the board in view updated live."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -100,3 +101,33 @@ def test_it_switches_boards_and_windows_and_shows_each_boards_format_live(
     assert board_rows(page) == [["1", "bo", "1,200"], ["2", "dee", "5"]]
     shoot(page, "boards-points")
     assert dialogs.fired == []
+
+
+def recent_scores(page: Page) -> list[str]:
+    return page.locator("[data-recent-list] li .score").all_text_contents()
+
+
+def test_it_shows_each_recent_score_in_its_boards_format_live_and_polled(
+    asgi_live_server,  # noqa: F811
+    live_broadcaster,  # noqa: F811
+    rally,
+    page: Page,
+):
+    # The page holds only its own board's format (a table of every board's grew with them): the
+    # socket's items carry theirs, and a polling page asks the API once per board it meets.
+    page.goto(f"{asgi_live_server}/games/rally/?board=track-2")
+    expect(page.locator("[data-live-status]")).to_have_attribute("data-state", "live")
+    rally.post("/api/v1/games/rally/leaderboards/points/scores", json={"player_id": "dee", "score": 5})
+    expect(page.locator("[data-recent-list] li").first).to_have_attribute(
+        "data-player-id", "dee", timeout=LIVE_WITHIN_MS
+    )
+    assert recent_scores(page)[:2] == ["5", "1,200"]
+
+    blocked = page.context.new_page()
+    blocked.route_web_socket(re.compile(r"/ws/"), lambda ws: ws.close())
+    blocked.goto(f"{asgi_live_server}/games/rally/?board=track-2")
+    expect(blocked.locator("[data-live-status]")).to_have_attribute("data-state", "offline")
+    rally.post("/api/v1/games/rally/leaderboards/track-1/scores", json={"player_id": "eve", "score": 70_001})
+    rally.post("/api/v1/games/rally/leaderboards/points/scores", json={"player_id": "fay", "score": 9})
+    expect(blocked.locator("[data-recent-list] li").first).to_have_attribute("data-player-id", "fay", timeout=7_000)
+    assert recent_scores(blocked)[:3] == ["9", "1:10.001", "5"]

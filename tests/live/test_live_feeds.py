@@ -9,6 +9,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing.websocket import WebsocketCommunicator
 
+from core import config
+from core import services as core_services
 from core.clock import iso
 from core.config import GameConfig
 from core.models import Game
@@ -39,6 +41,28 @@ def listed(message: dict[str, Any]) -> list[tuple[str, str, int]]:
 
 
 # --------------------------------------------------------------------------- recent submissions
+
+
+async def test_it_shows_each_recent_score_in_its_own_boards_format(make_game, sockets):
+    model = await sync_to_async(make_game)("tetris", max_submissions_per_minute=0, score_format="time_ms")
+    create = sync_to_async(core_services.leaderboard_create)
+    await create(game=model, slug="points", name="Points", score_format="decimal:2")
+    game = await config.get_game("tetris")
+    assert game is not None
+    main, points = game.board_named("main"), game.board_named("points")
+    assert main is not None and points is not None
+    await services.score_submit(game=game, board=main, player_id="ada", score=81999)
+    await services.score_submit(game=game, board=points, player_id="bob", score=123456)
+    ws = await sockets.open()
+
+    snapshot = await ask_recent(ws)
+    await services.score_submit(game=game, board=points, player_id="cy", score=5)
+    await tick(game)
+    [message] = await drain(ws)
+
+    shown = [(s["leaderboard"], s["player_id"], s["shown"]) for s in snapshot["submissions"]]
+    assert shown == [("points", "bob", "1,234.56"), ("main", "ada", "1:21.999")]
+    assert message["submissions"][0]["shown"] == "0.05"
 
 
 async def test_it_sends_the_latest_submissions_when_asked_then_after_each_tick_with_any(make_game, sockets, clock):
@@ -94,9 +118,9 @@ async def test_it_drops_a_recent_message_older_than_the_sockets(make_game, socke
     snapshot = await ask_recent(ws)
 
     # A slower broadcaster's late send of an older list.
-    stale = events.recent(snapshot["version"] - 1, [])
+    stale = events.recent(game=game, version=snapshot["version"] - 1, submissions=[])
     await events.send_recent(game.slug, stale)
-    await events.send_recent(game.slug, events.recent(snapshot["version"], []))
+    await events.send_recent(game.slug, events.recent(game=game, version=snapshot["version"], submissions=[]))
 
     assert await ws.receive_nothing(timeout=QUIET_SECS)
 

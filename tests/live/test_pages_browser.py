@@ -255,3 +255,16 @@ def test_it_says_what_a_player_page_of_a_many_board_game_left_out_without_scroll
         assert box is not None and box["x"] + box["width"] <= width, width
         if width >= 390:  # below that the signed-out header still overflows: issue 24's item 1
             assert page.evaluate("document.documentElement.scrollWidth") <= width, width
+        for part in (".board-picker", ".board-find button", ".board-search button"):
+            part_box = page.locator(part).bounding_box()
+            assert part_box is not None and part_box["x"] + part_box["width"] <= width - 16, (part, width)
+
+    # The list offers the first boards; the others are found by name, then chosen.
+    expect(page.locator(".board-picker-count")).to_contain_text("find the others by name")
+    page.fill("#board-find", "track 2")
+    page.click(".board-search button")
+    expect(page.locator(".board-picker-count")).to_contain_text("match “track 2”")
+    page.select_option("#board-choice", "track-24")
+    page.click(".board-find button")
+    expect(page.locator("#board-choice")).to_have_value("track-24")
+    assert "board=track-24" in page.url

@@ -106,19 +106,9 @@ export function formatCount(count) {
   return typeof count === "number" ? numberFormat.format(count) : String(count);
 }
 
-// The score format of the board a page shows (base.html sets it), and of each board of
-// the game (a recent panel mixes them).
+// The score format of the board a page shows (base.html sets it).
 function pageFormat() {
   return document.body.getAttribute("data-score-format") || "integer";
-}
-
-export function boardFormat(board) {
-  try {
-    const formats = JSON.parse(document.body.getAttribute("data-board-formats") || "{}");
-    return formats[board] || pageFormat();
-  } catch (error) {
-    return pageFormat();
-  }
 }
 
 function pad(value, width) {

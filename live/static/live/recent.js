@@ -1,7 +1,7 @@
 // The game page's recent submissions, kept current: a snapshot when the socket asks,
 // then one `recent` message per broadcaster tick in which any arrived.
 
-import { API_PREFIX, boardFormat, el, flash, formatScore, getJSON, playerHref, setText } from "./dom.js";
+import { API_PREFIX, el, flash, formatScore, getJSON, playerHref, setText } from "./dom.js";
 
 // Keyed by what makes a submission itself, so an unchanged one keeps its node.
 function itemKey(item) {
@@ -12,6 +12,24 @@ export function recentPanel(options) {
   const panel = document.querySelector("[data-recent-panel]");
   const list = panel && panel.querySelector("[data-recent-list]");
   let version = -1;
+  // Polled without the socket, an item has no `shown`: its board's format, asked of the API once
+  // per board that appears (the page holds only its own board's).
+  const formats = new Map();
+
+  function withShown(items) {
+    const boardUrl = (board) => API_PREFIX + encodeURIComponent(options.slug) + "/leaderboards/" + encodeURIComponent(board);
+    const missing = Array.from(new Set(items.map((item) => item.leaderboard))).filter(
+      (board) => typeof board === "string" && !formats.has(board)
+    );
+    const asked = missing.map((board) =>
+      getJSON(boardUrl(board))
+        .then((found) => formats.set(board, (found && found.format) || ""))
+        .catch(() => undefined) // asked again at the next poll
+    );
+    return Promise.all(asked).then(() =>
+      items.map((item) => Object.assign({}, item, { shown: formatScore(item.score, formats.get(item.leaderboard)) }))
+    );
+  }
 
   function render(item) {
     const li = el("li");
@@ -20,7 +38,8 @@ export function recentPanel(options) {
     const link = el("a", null, item.display_name || item.player_id);
     link.href = playerHref(options.slug, item.player_id, options.period);
     li.appendChild(link);
-    li.appendChild(el("span", "score", formatScore(item.score, boardFormat(item.leaderboard))));
+    // The socket's item names its score in its own board's format (the list mixes boards).
+    li.appendChild(el("span", "score", typeof item.shown === "string" ? item.shown : formatScore(item.score)));
     const when = el("time", null, "just now");
     when.setAttribute("datetime", item.at);
     when.setAttribute("data-relative", "");
@@ -70,9 +89,11 @@ export function recentPanel(options) {
     handle: apply,
     poll() {
       if (!list) return Promise.resolve();
-      return getJSON(API_PREFIX + encodeURIComponent(options.slug) + "/recent?limit=" + options.limit).then((items) => {
-        if (Array.isArray(items)) show(items.filter((item) => item && typeof item.player_id === "string"), true);
-      });
+      return getJSON(API_PREFIX + encodeURIComponent(options.slug) + "/recent?limit=" + options.limit)
+        .then((items) => (Array.isArray(items) ? withShown(items.filter((item) => item && typeof item.player_id === "string")) : null))
+        .then((items) => {
+          if (items) show(items, true);
+        });
     },
   };
 }
