@@ -84,6 +84,9 @@ CRON_ROUNDS = 12
 CRON_PARALLEL = 4
 CRON_ROUND_EVERY_SECS = 0.25
 CRON_LIMIT_MS = 50.0
+# An accepted PUT with an hourly cron may cost at most this many times a replacing PUT without one
+# (the same run, the same game): the cron walk made it 4-8 times.
+ACCEPTED_PUT_RATIO_MAX = 1.5
 # PUTs with an hourly cron (allowed): each of a few kinds, and rounds of CRON_PARALLEL at once.
 HOURLY_SAMPLES = 6
 HOURLY_ROUNDS = 3
@@ -146,6 +149,9 @@ class Run:
     manage_key: str = ""
     submit_key: str = ""
     key_hashes: list[str] = field(default_factory=list)
+    # p50 of PUTs replacing a board without a cron, in the game at the cap: what an accepted PUT
+    # there costs anyway.
+    plain_put_ms: float = 0.0
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     # Every status the product answered the attacks with (nginx's own answers aside).
     answers: Counter[int] = field(default_factory=Counter)
@@ -649,6 +655,7 @@ async def boards(run: Run) -> list[Row]:
     replaced = await replace_at_cap(run)
     created = sum(1 for status, _ in puts if status == 200)
     half = run.max_boards // 2
+    run.plain_put_ms = p50(replaced)
     rows = [
         Row(
             f"One manage key PUTs boards up to the cap ({run.max_boards}), then one more (item 4)",
@@ -838,10 +845,16 @@ async def hourly(run: Run, bodies: list[dict[str, Any]]) -> Row:
         "at once beside a game server's submissions (item 5, found by this run)",
         "(not in the review)",
         f"refused for its format: {_refusals_text(refused)}; accepted: {_refusals_text(accepted)}; "
-        f"{CRON_PARALLEL} at once: {_refusals_text(together)}; submissions p50 meanwhile {p50(submitted):.1f} ms",
+        f"{CRON_PARALLEL} at once: {_refusals_text(together)}; submissions p50 meanwhile {p50(submitted):.1f} ms; "
+        f"a PUT replacing a board without a cron, at the cap earlier in this run: p50 {run.plain_put_ms:.1f} ms",
         "the cron is checked from its fields alone (one minute an hour), with no walk over its schedule, "
         "and the zone against names read once a process (792ea5d); the rest is the PUT's own path",
-        "holds" if max(ms for *_, ms in refused + accepted) < CRON_LIMIT_MS else "FAILS",
+        # Refused: as fast as any refusal. Accepted: it writes a board, so it costs what a replacing PUT
+        # without a cron costs in the same game (the cron adds nothing of note), not a fixed limit.
+        "holds"
+        if max(ms for *_, ms in refused) < CRON_LIMIT_MS
+        and p50([ms for *_, ms in accepted]) < run.plain_put_ms * ACCEPTED_PUT_RATIO_MAX
+        else "FAILS",
     )
 
 
@@ -1221,9 +1234,9 @@ last column says whether the row gives what issue 21's done-when asks.
 
 {verdict}
 
-See below: item 6's hung database (a PostgreSQL behind a proxy that stops forwarding) is measured
-by tests/leaderboard_site/test_database_outages.py, on PostgreSQL, not by this SQLite stack; its
-figures are in "A database outage" above: a read on an open connection answered 503 after 2.5 s,
+The row marked "see below", item 6's hung database (a PostgreSQL behind a proxy that stops
+forwarding), is measured by tests/leaderboard_site/test_database_outages.py on PostgreSQL, not by
+this SQLite stack; its figures are in "A database outage" above: a read on an open connection answered 503 after 2.5 s,
 one that needed a new connection after 2.0 s, the requests after it within 0.03 s, scores 200.
 """
 
