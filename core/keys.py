@@ -53,6 +53,24 @@ def entry_members(board_key: str) -> str:
     return f"{board_key}:members"
 
 
+def entry_entrants(board_key: str) -> str:
+    """ZSET player_id -> when they entered (ms), of a competing board's period (issue 22: a
+    join, or a first score where entry is open); its size is the field's. Expires with the board."""
+    return f"{board_key}:entrants"
+
+
+def entry_tries(board_key: str) -> str:
+    """HASH player_id -> how many of their scores a competing board's period accepted (its
+    ``max_attempts``, a league's ``min_scores``). Expires with the board."""
+    return f"{board_key}:tries"
+
+
+def entry_extra(board_key: str) -> str:
+    """HASH player_id -> attempts granted beyond ``max_attempts`` in a competing board's period.
+    Expires with the board."""
+    return f"{board_key}:extra"
+
+
 def tie_clock(ref: str) -> str:
     """STRING: the board's hybrid clock, the last moment given to an entry (ties 'earliest'
     and 'subscore'), so that the next is always later."""
