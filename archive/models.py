@@ -89,6 +89,9 @@ class ScoreEvent(models.Model):
     class Kind(models.TextChoices):
         SUBMIT = "submit", "submission"
         CORRECTION = "correction", "correction"
+        # A competing board's entry (issue 22): a join, and attempts granted (``value``: how many).
+        JOIN = "join", "join"
+        ATTEMPTS = "attempts", "attempts granted"
 
     # Both indexed by the composite indexes below that start with them, and with no
     # foreign-key check in the database: the two checks cost the drain's COPY as much as

@@ -259,10 +259,12 @@ class BearerKey(HttpBearer):
 
 @dataclass(frozen=True)
 class Ok:
-    """A 200 reply of an ``@authorized`` endpoint; ``replayed`` adds ``Idempotent-Replayed: true``."""
+    """A 200 reply of an ``@authorized`` endpoint (201 for one that made something new);
+    ``replayed`` adds ``Idempotent-Replayed: true``."""
 
     body: dict[str, Any]
     replayed: bool = False
+    status: int = 200
 
 
 AuthorizedView = Callable[..., Awaitable[Ok]]
@@ -307,7 +309,7 @@ def authorized(
             except ServiceError as error:
                 error.headers = {**key.rate_headers, **error.headers}
                 raise
-            response = api.create_response(request, ok.body, status=200)
+            response = api.create_response(request, ok.body, status=ok.status)
             for name, value in key.rate_headers.items():
                 response[name] = value
             if ok.replayed:

@@ -17,6 +17,7 @@ from cachetools import TTLCache
 from django.conf import settings
 
 from . import board_rules, clock, keys
+from .competition_rules import Competition
 from .errors import DATABASE_ERRORS, UNAVAILABLE_ERRORS, report_unavailable
 from .models import SLUG_MAX_CHARS, ApiKey, Game, Leaderboard
 from .redis import get_redis
@@ -48,6 +49,8 @@ class BoardConfig:
     # period that held both continues as a new generation).
     closed_at: dt.datetime | None = None
     reopened_at: dt.datetime | None = None
+    # Its competition (issue 22), None for a board that runs none.
+    competition: Competition | None = None
 
     @property
     def higher_is_better(self) -> bool:

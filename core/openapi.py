@@ -119,6 +119,10 @@ class _Tetris:
 _SEASON_END = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
 
 
+# When the examples' weekly period closed its entry: an hour after it started.
+_ENTRY_CLOSED = dt.datetime(2026, 11, 23, 1, 0, tzinfo=dt.UTC)
+
+
 def _samples() -> dict[str, ServiceError]:
     """One example of every code an API client can meet, as the API says it."""
     samples = [
@@ -142,6 +146,11 @@ def _samples() -> dict[str, ServiceError]:
         errors.board_has_scores(settings=["mode"]),
         errors.board_limit(limit=200),
         errors.conflict("The board was created meanwhile; retry.", field="slug"),
+        errors.not_competing(board="main"),
+        errors.not_entered(board="weekly-cup", period_id="2026-W48"),
+        errors.entry_closed(period_id="2026-W48", closed_at=_ENTRY_CLOSED),
+        errors.board_full(period_id="2026-W48", max_entrants=100),
+        errors.attempts_exhausted(period_id="2026-W48", used=3, allowed=3),
         errors.body_too_large(),
         errors.metadata_too_large(size=731, limit=512),
         errors.invalid("score", "This field is required."),
@@ -188,7 +197,9 @@ KEY_ERRORS = (
     "rate_limited",
 )
 # The operations only a manage key may call (@authorized(manage=True)).
-MANAGE_OPERATIONS = frozenset({"games_api_put_board", "games_api_patch_board", "archive_api_delete_board"})
+MANAGE_OPERATIONS = frozenset(
+    {"games_api_put_board", "games_api_patch_board", "archive_api_delete_board", "competitions_api_grant_attempts"}
+)
 _READ = ("game_not_found", "board_not_found", "period_not_found", "invalid")
 _STANDING = (*_READ, "not_found")
 # What each operation can answer besides its kind's codes: its own. docs/api.md says the same
@@ -206,7 +217,22 @@ OPERATION_ERRORS: dict[str, tuple[str, ...]] = {
         "player_rate_limited",
         "ledger_full",
         "not_replicated",
+        "not_entered",
+        "entry_closed",
+        "board_full",
+        "attempts_exhausted",
     ),
+    "competitions_api_join": (
+        "board_not_found",
+        "board_closed",
+        "not_competing",
+        "invalid",
+        "player_hidden",
+        "entry_closed",
+        "board_full",
+        "ledger_full",
+    ),
+    "competitions_api_grant_attempts": ("board_not_found", "board_closed", "not_competing", "invalid", "ledger_full"),
     # Each item's refusal is inside the 200 (BATCH_ITEM_ERRORS); the request as a whole: its body.
     "games_api_submit_batch": ("invalid",),
     "games_api_put_board": ("invalid", "board_has_scores", "board_limit", "conflict"),
@@ -247,6 +273,10 @@ BATCH_ITEM_ERRORS = (
     "not_replicated",
     "board_not_found",
     "board_closed",
+    "not_entered",
+    "entry_closed",
+    "board_full",
+    "attempts_exhausted",
 )
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 from accounts.api import router as accounts
 from archive.api import listing as archive_listing
 from archive.api import router as archive
+from competitions.api import router as competitions
 from core.api import api
 from games.api import boards, reads, writes
 from presence.api import router as presence
 
 api.add_router("", boards)
 api.add_router("", writes)
+# Before the reads: '/leaderboards/{board}/players/{player_id}/attempts' is not a period read.
+api.add_router("", competitions)
 # A board's '/periods' before the reads' '/leaderboards/{board}/{period}', which would take it.
 api.add_router("", archive_listing)
 # Before the archive's routes: its '/leaderboards/{board}/{period}/{period_id}' would take '.../players'.

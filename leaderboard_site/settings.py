@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "presence",
     "accounts",
     "games",
+    "competitions",
     "archive",
     "moderation",
     "live",

@@ -107,6 +107,9 @@ class _BoardKeys(NamedTuple):
     stash: str
     meta: str
     members: str
+    entrants: str
+    tries: str
+    extra: str
 
 
 class _RecordKey(NamedTuple):
@@ -145,7 +148,18 @@ async def player_erase_board(
         ),
         _BoardEraseArgs(player_id, now_ms, len(boards), len(records)),
         key_groups=(
-            [_BoardKeys(b, keys.hidden_stash(b), keys.entry_meta(b), keys.entry_members(b)) for b in boards],
+            [
+                _BoardKeys(
+                    b,
+                    keys.hidden_stash(b),
+                    keys.entry_meta(b),
+                    keys.entry_members(b),
+                    keys.entry_entrants(b),
+                    keys.entry_tries(b),
+                    keys.entry_extra(b),
+                )
+                for b in boards
+            ],
             [_RecordKey(r) for r in records],
         ),
     )

@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("core",),
     ("presence", "accounts"),
     ("games",),
+    ("competitions",),
     ("archive",),
     ("moderation",),
     ("live",),

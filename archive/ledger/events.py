@@ -83,6 +83,8 @@ def entry_values(game_id: int, board_id: int, event_id: str, fields: dict[str, s
         metadata = fields.get("x") or None
         if metadata is not None and not isinstance(json.loads(metadata), dict):
             raise ValueError("metadata is not an object")
+        # A join carries no value and no mode; attempts granted carry how many in 'v'.
+        entry_only = kind in (ScoreEvent.Kind.JOIN, ScoreEvent.Kind.ATTEMPTS)
         return (
             game_id,
             board_id,
@@ -92,8 +94,8 @@ def entry_values(game_id: int, board_id: int, event_id: str, fields: dict[str, s
             kind,
             fields["p"],
             fields.get("n", "")[:64],
-            int(fields["v"]),
-            fields["m"],
+            int(fields.get("v", "0")) if entry_only else int(fields["v"]),
+            "" if entry_only else fields["m"],
             metadata,
             clock.from_ms(fields["t"]),
             fields.get("r", "")[:CORRECTION_REASON_MAX_CHARS],

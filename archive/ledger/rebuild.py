@@ -82,6 +82,11 @@ class _Replay:
         self.events = 0
         # Boards an erasure changed: written whole again, not only their changed members.
         self.rewrite: set[str] = set()
+        # A competing board's periods (issue 22), per board key: player -> when they entered
+        # (ms), scores accepted, attempts granted.
+        self.entrants: dict[str, dict[str, int]] = {}
+        self.tries: dict[str, dict[str, int]] = {}
+        self.extra: dict[str, dict[str, int]] = {}
         self._spans: dict[str, periods.Period] = {}
         self._wanted: dict[str, bool] = {}
 
@@ -115,6 +120,31 @@ class _Replay:
                 self.rewrite.add(key)
                 self.changed.get(key, set()).discard(player_id)
             self.metadata.get(key, {}).pop(player_id, None)
+        for entries in (self.entrants, self.tries, self.extra):
+            for players in entries.values():
+                players.pop(player_id, None)
+
+    def _competing_key(self, at: dt.datetime) -> str | None:
+        """The competing window's board at ``at``, if the board competes and Redis keeps it."""
+        competition = self.config.competition
+        if competition is None or competition.window not in self.config.windows:
+            return None
+        period = self._period(competition.window, at)
+        key = keys.board(self.config.ref, period.kind, period.id)
+        return key if self._keep(key, period) else None
+
+    def _entry(self, kind: str, player_id: str, value: int, at: dt.datetime) -> None:
+        """A join, attempts granted, or an applied score's entry and attempt (the scripts' twin)."""
+        key = self._competing_key(at)
+        if key is None:
+            return
+        self.entrants.setdefault(key, {}).setdefault(player_id, clock.to_ms(at))
+        if kind == ScoreEvent.Kind.ATTEMPTS:
+            extra = self.extra.setdefault(key, {})
+            extra[player_id] = extra.get(player_id, 0) + value
+        elif kind == ScoreEvent.Kind.SUBMIT:
+            tries = self.tries.setdefault(key, {})
+            tries[player_id] = tries.get(player_id, 0) + 1
 
     def apply(
         self,
@@ -129,6 +159,11 @@ class _Replay:
     ) -> None:
         """One event, with the submit script's (or the correction script's) semantics."""
         self.events += 1
+        if kind in (ScoreEvent.Kind.JOIN, ScoreEvent.Kind.ATTEMPTS):
+            self._entry(kind, player_id, value, at)  # no score, and the board's clock stays
+            return
+        if kind == ScoreEvent.Kind.SUBMIT:
+            self._entry(kind, player_id, value, at)
         config = self.config
         if config.ties != board_rules.SHARED:
             self.clock = board_rules.clock_next(self.clock, clock.to_ms(at))
@@ -305,6 +340,20 @@ async def _drop(temps: Sequence[str]) -> None:
         await get_redis().delete(*temps)
 
 
+async def _restore_entries(replay: _Replay) -> None:
+    """A competing board's entrants, tries and attempts granted, where Redis lost them: what it
+    still holds (as new or newer as the ledger's) stays."""
+    pipe = get_redis().pipeline(transaction=False)
+    for board_key, entered in replay.entrants.items():
+        if entered:
+            pipe.zadd(keys.entry_entrants(board_key), entered, nx=True)
+    for name, found in ((keys.entry_tries, replay.tries), (keys.entry_extra, replay.extra)):
+        for board_key, counts in found.items():
+            for player_id, count in counts.items():
+                pipe.hsetnx(name(board_key), player_id, count)
+    await pipe.execute()
+
+
 async def _restore_metadata(metadata: dict[str, dict[str, str]]) -> None:
     """Entries' metadata the rebuild found, where Redis lost it (a newer submission's stays)."""
     pipe = get_redis().pipeline(transaction=False)
@@ -383,6 +432,7 @@ def _board_rebuild(board: Leaderboard, hidden: list[str], report: RebuildReport,
     cursor = _replay_stream(board, replay, cut, advance)
     _swap_in(board, replay, cursor, hidden, report, advance)
     run_sync(_restore_metadata, replay.metadata)
+    run_sync(_restore_entries, replay)
     report.events += replay.events
     report.kept += sorted(key for key in live if key not in replay.boards and keys.parse_board(key) is not None)
     return replay

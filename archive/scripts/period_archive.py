@@ -62,6 +62,9 @@ class _RetainKeys(NamedTuple):
     version: str
     meta: str
     members: str
+    entrants: str
+    tries: str
+    extra: str
 
 
 class _RetainArgs(NamedTuple):
@@ -86,6 +89,9 @@ async def close_retain(
             keys.board_version(board),
             keys.entry_meta(board),
             keys.entry_members(board),
+            keys.entry_entrants(board),
+            keys.entry_tries(board),
+            keys.entry_extra(board),
         ),
         _RetainArgs(retention_ms, expires_ms),
     )

@@ -81,6 +81,13 @@ BOARD_CLOSED = _code("board_closed", 409, "The board takes no scores now: outsid
 BOARD_HAS_SCORES = _code("board_has_scores", 409, "A change of `mode`, `order` or `ties` while the board holds scores.")
 CONFLICT = _code("conflict", 409, "The same board was created by another request at the same moment; retry.")
 BOARD_LIMIT = _code("board_limit", 409, "A new board past the game's board limit (the message gives it).")
+NOT_COMPETING = _code("not_competing", 409, "A join or an attempts grant on a board that runs no competition.")
+NOT_ENTERED = _code("not_entered", 409, "A score from a player who has not joined a board whose `entry` is `join`.")
+ENTRY_CLOSED = _code("entry_closed", 409, "A join, or an open board's first score, after its period's entry window.")
+BOARD_FULL = _code("board_full", 409, "A join, or an open board's first score, past the period's `max_entrants`.")
+ATTEMPTS_EXHAUSTED = _code(
+    "attempts_exhausted", 409, "A score past the player's attempts in the period (`max_attempts`)."
+)
 PERIOD_OPEN = _code("period_open", 409, "An archive of a period still open, without force.", "ops")
 ARCHIVE_BUSY = _code("archive_busy", 409, "Another run is archiving the same period.", "ops")
 BOARD_CHANGED = _code("board_changed", 409, "The board changed while it was being archived.", "ops")
@@ -259,6 +266,43 @@ def board_has_scores(*, settings: Iterable[str]) -> ServiceError:
         f"The {', '.join(moved)} of a board with scores can't change: its stored ranks depend on them. "
         "Make a new board instead.",
         field=moved[0] if moved else None,
+    )
+
+
+def not_competing(*, board: str) -> ServiceError:
+    return NOT_COMPETING.error(
+        f"The leaderboard {board!r} runs no competition: nobody joins it, and its attempts are unlimited.",
+        field="leaderboard",
+    )
+
+
+def not_entered(*, board: str, period_id: str) -> ServiceError:
+    return NOT_ENTERED.error(
+        f"The player has not joined {board!r} for its period {period_id}: join it first "
+        f"(POST …/leaderboards/{board}/entries).",
+        field="player_id",
+    )
+
+
+def entry_closed(*, period_id: str, closed_at: dt.datetime) -> ServiceError:
+    return ENTRY_CLOSED.error(
+        f"Entry to the period {period_id} closed at {clock.iso(closed_at)}; the next period opens it again.",
+        field="player_id",
+    )
+
+
+def board_full(*, period_id: str, max_entrants: int) -> ServiceError:
+    return BOARD_FULL.error(
+        f"The period {period_id} has its {max_entrants:,} entrants (max_entrants); the next period opens it again.",
+        field="player_id",
+    )
+
+
+def attempts_exhausted(*, period_id: str, used: int, allowed: int) -> ServiceError:
+    return ATTEMPTS_EXHAUSTED.error(
+        f"The player has used {used:,} of {allowed:,} attempts in the period {period_id}; "
+        "a manage key can grant more (POST …/players/{player_id}/attempts).",
+        field="player_id",
     )
 
 

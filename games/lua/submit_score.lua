@@ -13,10 +13,14 @@
 -- KEYS[5] ledger        ledger STREAM: every applied item is appended, for the database copy;
 --   it holds only entries not stored yet (the drain trims the rest, ledger_trim.lua)
 -- KEYS[6] tie_clock     the board's hybrid clock STRING (ties 'earliest' and 'subscore')
--- KEYS[7..] per window: board, meta, members
+-- KEYS[7] entrants      a competing board (issue 22): its competing window's period entrants ZSET
+--   (player_id -> when they entered, ms); on a board that does not compete, names never touched
+-- KEYS[8] tries         that period's tries HASH (player_id -> scores accepted)
+-- KEYS[9] extra         that period's extra-attempts HASH (player_id -> attempts granted)
+-- KEYS[10..] per window: board, meta, members
 --   (its period board ZSET, that board's entry metadata HASH player_id -> JSON, and its
 --   members HASH player_id -> member)
--- KEYS[7+3W..] per item: spam, idem, idem_index
+-- KEYS[10+3W..] per item: spam, idem, idem_index
 --   (its player's anti-spam ZSET, its idempotency STRING, a placeholder key when the item
 --   has no fingerprint, and its player's idempotency-records ZSET: record key -> expiry ms,
 --   where an erasure finds them)
@@ -29,9 +33,16 @@
 -- ARGV[7] grace         grace after a period's end before its close job runs, ms
 -- ARGV[8] ledger_cap    at this many unstored ledger entries new items are refused, not lost
 -- ARGV[9] ties          'shared' | 'earliest' | 'subscore'
--- ARGV[10..] per window: name, period_id, ends_ms
+-- ARGV[10] competing    the competing window's place among the windows (from 1), 0 if none: an
+--   item of a player not entered enters it ('open'), or is refused ('join'); one past the
+--   player's attempts is refused; an applied one counts in tries
+-- ARGV[11] entry        'open' | 'join'
+-- ARGV[12] max_entrants the field's size, 0 for no limit
+-- ARGV[13] closes_ms    when entry closes, epoch ms ('' while the period lasts)
+-- ARGV[14] max_attempts scores a player may have accepted in the period, 0 for no limit
+-- ARGV[15..] per window: name, period_id, ends_ms
 --   (ends_ms '' if the period never ends)
--- ARGV[10+3W..] per item: player, value, sub, spam_member, fingerprint, score, subscore, name, metadata
+-- ARGV[15+3W..] per item: player, value, sub, spam_member, fingerprint, score, subscore, name, metadata
 --   (player_id; the sort-base delta (increment) or the sort base (best, latest); the
 --   oriented subscore likewise (0 unless ties 'subscore'); a member unique to the item for
 --   the anti-spam window; idempotency fingerprint ('' for none); the score and the subscore
@@ -41,7 +52,9 @@
 --   {'ok', replayed 0|1, (window, period id, sort base, rank, oriented subscore)...}
 --   {'err', 'hidden', ''} | {'err', 'player_rate_limited', retry-after ms} |
 --   {'err', 'overflow', window} | {'err', 'idempotency_mismatch', ''} |
---   {'err', 'ledger_full', ''}
+--   {'err', 'ledger_full', ''} | {'err', 'not_entered', period id} |
+--   {'err', 'entry_closed', 'closes ms period id'} | {'err', 'board_full', 'max entrants period id'} |
+--   {'err', 'attempts_exhausted', 'used allowed period id'}
 
 local mode = ARGV[1]
 local now = tonumber(ARGV[2])
@@ -49,15 +62,16 @@ local limit = tonumber(ARGV[3])
 local spam_window = tonumber(ARGV[4])
 local windows = tonumber(ARGV[6])
 local ties = ARGV[9]
-local first_item_key = 7 + 3 * windows
-local first_item_arg = 10 + 3 * windows
+local competing = tonumber(ARGV[10])
+local first_item_key = 10 + 3 * windows
+local first_item_arg = 15 + 3 * windows
 local clock = redis.call('GET', KEYS[6])
 local clock_moved = false
 
-local function window_arg(i, field) return ARGV[10 + (i - 1) * 3 + field] end
-local function board_of(i) return KEYS[4 + 3 * i] end
-local function meta_of(i) return KEYS[5 + 3 * i] end
-local function members_of(i) return KEYS[6 + 3 * i] end
+local function window_arg(i, field) return ARGV[15 + (i - 1) * 3 + field] end
+local function board_of(i) return KEYS[7 + 3 * i] end
+local function meta_of(i) return KEYS[8 + 3 * i] end
+local function members_of(i) return KEYS[9 + 3 * i] end
 
 local function replay(idem, fingerprint)
   local stored = redis.call('GET', idem)
@@ -69,6 +83,29 @@ local function replay(idem, fingerprint)
   local result = cjson.decode(string.sub(stored, sep + 1))
   result[2] = 1
   return result
+end
+
+-- A competing board's entry and attempts (issue 22); nil when the item may go on.
+local function entry_refusal(player)
+  if competing == 0 then return nil end
+  local period_id = window_arg(competing, 1)
+  if not redis.call('ZSCORE', KEYS[7], player) then
+    if ARGV[11] == 'join' then return {'err', 'not_entered', period_id} end
+    if ARGV[13] ~= '' and now >= tonumber(ARGV[13]) then
+      return {'err', 'entry_closed', ARGV[13] .. ' ' .. period_id}
+    end
+    local cap = tonumber(ARGV[12])
+    if cap > 0 and redis.call('ZCARD', KEYS[7]) >= cap then
+      return {'err', 'board_full', ARGV[12] .. ' ' .. period_id}
+    end
+  end
+  local allowed = tonumber(ARGV[14])
+  if allowed > 0 then
+    local used = tonumber(redis.call('HGET', KEYS[8], player) or '0')
+    allowed = allowed + tonumber(redis.call('HGET', KEYS[9], player) or '0')
+    if used >= allowed then return {'err', 'attempts_exhausted', used .. ' ' .. allowed .. ' ' .. period_id} end
+  end
+  return nil
 end
 
 -- Refusals that leave everything as it was; nil when the item may go on.
@@ -87,6 +124,8 @@ local function refusal(spam, player, value, sub)
       return {'err', 'player_rate_limited', tostring(tonumber(oldest[2]) + spam_window - now)}
     end
   end
+  local gated = entry_refusal(player)
+  if gated then return gated end
   if mode == 'increment' then
     -- Check every window before touching any: never a partial update.
     for i = 1, windows do
@@ -112,6 +151,10 @@ local function apply(spam, idem, idem_index, a)
   if limit > 0 then
     redis.call('ZADD', spam, now, ARGV[a + 3])
     redis.call('PEXPIRE', spam, spam_window)
+  end
+  if competing > 0 then
+    redis.call('ZADD', KEYS[7], 'NX', now, player)  -- an open board's first score enters
+    redis.call('HINCRBY', KEYS[8], player, 1)
   end
   -- Every applied item moves the board's clock once (the rebuild replays it the same way).
   if ties ~= 'shared' then

@@ -37,6 +37,18 @@ class WriteKeys(NamedTuple):
     tie_clock: str
 
 
+class _SubmitKeys(NamedTuple):
+    hidden: str
+    boards_index: str
+    dirty: str
+    close_jobs: str
+    ledger: str
+    tie_clock: str
+    entrants: str
+    tries: str
+    extra: str
+
+
 class _SubmitWindowKeys(NamedTuple):
     board: str
     meta: str
@@ -59,6 +71,11 @@ class _SubmitArgs(NamedTuple):
     grace: int
     ledger_cap: int
     ties: str
+    competing: int
+    entry: str
+    max_entrants: int
+    closes_ms: int | str
+    max_attempts: int
 
 
 class _SubmitWindowArgs(NamedTuple):
@@ -80,7 +97,7 @@ class _SubmitItemArgs(NamedTuple):
 
 
 SUBMIT_SCORE.bind(
-    keys=WriteKeys,
+    keys=_SubmitKeys,
     args=_SubmitArgs,
     key_groups=(_SubmitWindowKeys, _SubmitItemKeys),
     arg_groups=(_SubmitWindowArgs, _SubmitItemArgs),
@@ -97,6 +114,17 @@ class BoardRules:
     ties: str
     sign: int = 1  # -1 when a higher score is better
     sub_sign: int = 1  # -1 when a higher subscore is better
+
+
+@dataclass(frozen=True)
+class EntryGate:
+    """A competing board's entry rules for its competing window's current period (issue 22)."""
+
+    window: str
+    entry: str  # 'open' | 'join'
+    max_entrants: int | None
+    closes_ms: int | None  # when entry closes; None while the period lasts
+    max_attempts: int | None
 
 
 @dataclass(frozen=True)
@@ -152,8 +180,24 @@ def window_keys(ref: str, period: WindowPeriod) -> tuple[str, str, str]:
     return board_key, keys.entry_meta(board_key), keys.entry_members(board_key)
 
 
+def _gate_parts(ref: str, gate: EntryGate | None, periods: Sequence[WindowPeriod]) -> tuple[list[str], list[Any]]:
+    """The entry KEYS (entrants, tries, extra) and ARGV (competing .. max_attempts) of a call."""
+    competing = next((i for i, p in enumerate(periods, 1) if gate is not None and p.kind == gate.window), 0)
+    board_key = keys.board(ref, periods[max(competing, 1) - 1].kind, periods[max(competing, 1) - 1].id)
+    entry_keys = [keys.entry_entrants(board_key), keys.entry_tries(board_key), keys.entry_extra(board_key)]
+    if gate is None or not competing:
+        return entry_keys, [0, "open", 0, "", 0]
+    closes: int | str = "" if gate.closes_ms is None else gate.closes_ms
+    return entry_keys, [competing, gate.entry, gate.max_entrants or 0, closes, gate.max_attempts or 0]
+
+
 def submit_score_call(
-    *, board: BoardRules, limits: SubmitLimits, periods: Sequence[WindowPeriod], items: Sequence[SubmitItem]
+    *,
+    board: BoardRules,
+    limits: SubmitLimits,
+    periods: Sequence[WindowPeriod],
+    items: Sequence[SubmitItem],
+    gate: EntryGate | None = None,
 ) -> Call:
     """KEYS and ARGV of one submit_score.lua call (one board, one chunk of items)."""
     ref = board.ref
@@ -182,6 +226,7 @@ def submit_score_call(
                 item.metadata,
             )
         )
+    entry_keys, entry_args = _gate_parts(ref, gate, periods)
     fixed_args = _SubmitArgs(
         board.mode,
         limits.now_ms,
@@ -192,10 +237,11 @@ def submit_score_call(
         limits.grace_ms,
         limits.ledger_cap,
         board.ties,
+        *entry_args,
     )
     return Call(
         *SUBMIT_SCORE.flatten(
-            write_keys(ref),
+            _SubmitKeys(*write_keys(ref), *entry_keys),
             fixed_args,
             key_groups=([_SubmitWindowKeys(*window_keys(ref, p)) for p in periods], item_keys),
             arg_groups=(
@@ -214,11 +260,19 @@ class Refusal(enum.StrEnum):
     OVERFLOW = "overflow"
     IDEMPOTENCY_MISMATCH = "idempotency_mismatch"
     LEDGER_FULL = "ledger_full"
+    # A competing board's entry (issue 22); the detail holds the numbers, then the period id.
+    NOT_ENTERED = "not_entered"
+    ENTRY_CLOSED = "entry_closed"
+    BOARD_FULL = "board_full"
+    ATTEMPTS_EXHAUSTED = "attempts_exhausted"
 
 
 class Refused(NamedTuple):
     code: Refusal
-    detail: str  # retry-after ms (player_rate_limited), the window (overflow), else ''
+    # Retry-after ms (player_rate_limited), the window (overflow); for entry, space-separated:
+    # the period id (not_entered), closes ms (entry_closed), max (board_full), used and allowed
+    # (attempts_exhausted), each then the period id; else ''.
+    detail: str
 
 
 class PeriodStanding(NamedTuple):

@@ -22,6 +22,7 @@ from django.conf import settings
 from redis.asyncio.client import Pipeline
 
 from core import clock, errors, keys, lua, metrics, text, worksets
+from core.competition_rules import entry_closes_at
 from core.config import BoardConfig, GameConfig
 from core.errors import ServiceError
 from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, is_player_id
@@ -182,7 +183,29 @@ def _board_call(
         ledger_cap=settings.LEDGER_STREAM_MAXLEN,
     )
     return board_scripts.submit_score_call(
-        board=board_rules(board), limits=limits, periods=window_periods(current), items=items
+        board=board_rules(board),
+        limits=limits,
+        periods=window_periods(current),
+        items=items,
+        gate=entry_gate(board, current),
+    )
+
+
+def entry_gate(board: BoardConfig, current: Sequence[periods.Period]) -> board_scripts.EntryGate | None:
+    """A competing board's entry rules for the current period of its competing window."""
+    competition = board.competition
+    if competition is None:
+        return None
+    period = next((p for p in current if p.kind == competition.window), None)
+    if period is None:
+        return None
+    closes = entry_closes_at(competition, starts_at=period.starts_at, ends_at=period.ends_at)
+    return board_scripts.EntryGate(
+        window=competition.window,
+        entry=competition.entry,
+        max_entrants=competition.max_entrants,
+        closes_ms=None if closes is None else clock.to_ms(closes),
+        max_attempts=competition.max_attempts,
     )
 
 
@@ -218,7 +241,21 @@ def _refused(board: BoardConfig, game: GameConfig, refusal: board_scripts.Refuse
         return errors.ledger_full(retry_secs=LEDGER_FULL_RETRY_SECS)
     if code is board_scripts.Refusal.OVERFLOW:
         return errors.score_overflow(window=refusal.detail, limit=MAX_SAFE_SCORE, field="score")
-    return errors.idempotency_mismatch()
+    if code is board_scripts.Refusal.IDEMPOTENCY_MISMATCH:
+        return errors.idempotency_mismatch()
+    return _entry_refused(board, refusal)
+
+
+def _entry_refused(board: BoardConfig, refusal: board_scripts.Refused) -> ServiceError:
+    """A competing board's refusal: its detail is numbers, then the period id."""
+    *numbers, period_id = refusal.detail.split(" ")
+    if refusal.code is board_scripts.Refusal.NOT_ENTERED:
+        return errors.not_entered(board=board.slug, period_id=period_id)
+    if refusal.code is board_scripts.Refusal.ENTRY_CLOSED:
+        return errors.entry_closed(period_id=period_id, closed_at=clock.from_ms(numbers[0]))
+    if refusal.code is board_scripts.Refusal.BOARD_FULL:
+        return errors.board_full(period_id=period_id, max_entrants=int(numbers[0]))
+    return errors.attempts_exhausted(period_id=period_id, used=int(numbers[0]), allowed=int(numbers[1]))
 
 
 async def score_submit(

@@ -1,5 +1,5 @@
 -- Erase a player from everything Redis holds of one leaderboard, at once: every period
--- board, hidden stash and entry metadata (live or kept after archiving), their hidden
+-- board, hidden stash, entry metadata and competition entry (live or kept after archiving), their hidden
 -- mark, anti-spam window and idempotency records. A tombstone goes to the board's ledger
 -- so that the database copy drops what it stores of them up to this point (the drain and
 -- the rebuild read it in order). player_erase.lua erases what the game holds.
@@ -10,10 +10,10 @@
 -- KEYS[4] hidden         the board's hidden SET
 -- KEYS[5] spam           the player's anti-spam ZSET
 -- KEYS[6] records        their idempotency-records ZSET
--- KEYS[7..] per board: board, stash, meta, members
---   (every board of the index: its period board ZSET, hidden stash ZSET, metadata HASH and
---   members HASH)
--- KEYS[7+4B..] per record: record
+-- KEYS[7..] per board: board, stash, meta, members, entrants, tries, extra
+--   (every board of the index: its period board ZSET, hidden stash ZSET, metadata HASH,
+--   members HASH, and a competing period's entrants ZSET, tries and extra-attempts HASHes)
+-- KEYS[7+7B..] per record: record
 --   (the player's idempotency record STRINGs)
 -- ARGV[1] player         player_id
 -- ARGV[2] now_ms         now, epoch ms
@@ -26,7 +26,7 @@ local player = ARGV[1]
 local now = tonumber(ARGV[2])
 local boards = tonumber(ARGV[3])
 local records = tonumber(ARGV[4])
-local first_record = 7 + 4 * boards
+local first_record = 7 + 7 * boards
 
 local function listed_all(index, passed)
   for _, member in ipairs(redis.call('ZRANGE', index, 0, -1)) do
@@ -36,20 +36,23 @@ local function listed_all(index, passed)
 end
 
 local passed_boards, passed_records = {}, {}
-for i = 7, 6 + 4 * boards, 4 do passed_boards[KEYS[i]] = true end
+for i = 7, 6 + 7 * boards, 7 do passed_boards[KEYS[i]] = true end
 for i = first_record, first_record + records - 1 do passed_records[KEYS[i]] = true end
 if not (listed_all(KEYS[1], passed_boards) and listed_all(KEYS[6], passed_records)) then
   return {'retry', ''}
 end
 
--- Boards, stashes, metadata and members; live boards it left are marked for the broadcaster.
+-- Boards, stashes, metadata, members and entries; live boards it left are marked for the broadcaster.
 local left_boards = 0
-for i = 7, 6 + 4 * boards, 4 do
+for i = 7, 6 + 7 * boards, 7 do
   local member = entry_member_of(KEYS[i + 3], player)
   local on_board = redis.call('ZREM', KEYS[i], member)
   local stashed = redis.call('ZREM', KEYS[i + 1], member)
   redis.call('HDEL', KEYS[i + 2], player)
   redis.call('HDEL', KEYS[i + 3], player)
+  redis.call('ZREM', KEYS[i + 4], player)
+  redis.call('HDEL', KEYS[i + 5], player)
+  redis.call('HDEL', KEYS[i + 6], player)
   if on_board + stashed > 0 then left_boards = left_boards + 1 end
   local expiry = redis.call('ZSCORE', KEYS[1], KEYS[i])
   if on_board == 1 and expiry and (expiry == 'inf' or tonumber(expiry) >= now) then

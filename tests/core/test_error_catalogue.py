@@ -31,6 +31,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "PUT /games/{game}/leaderboards/{board}": ("games_api_put_board",),
     "PATCH /games/{game}/leaderboards/{board}": ("games_api_patch_board",),
     "DELETE /games/{game}/leaderboards/{board}": ("archive_api_delete_board",),
+    "POST /games/{game}/leaderboards/{board}/entries": ("competitions_api_join",),
+    "POST /games/{game}/leaderboards/{board}/players/{player_id}/attempts": ("competitions_api_grant_attempts",),
     "POST /games/{game}/presence": ("presence_api_report_presence",),
     "GET /games": ("games_api_list_games",),
     "GET /games/{game}": ("games_api_get_game",),
