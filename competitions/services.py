@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from core import clock, errors, keys
-from core.competition_rules import Competition, entry_closes_at
+from core.competition_rules import Competition
 from core.config import BoardConfig, GameConfig
 from core.errors import ServiceError
 from core.models import PLAYER_ID_MESSAGE, is_player_id
@@ -56,7 +56,7 @@ def current_spot(board: BoardConfig, now: dt.datetime) -> Spot:
         raise errors.not_competing(board=board.slug)
     period = periods.window_current(board, competition.window, now)
     spot = scripts.PeriodSpot(board.ref, period.kind, period.id, period.ends_at_ms)
-    closes = entry_closes_at(competition, starts_at=period.starts_at, ends_at=period.ends_at)
+    closes = periods.entry_closes_at(period, competition.entry_window_secs)
     return Spot(competition, period, spot, closes)
 
 

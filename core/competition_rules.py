@@ -24,7 +24,6 @@ The lines, decided here once for every caller:
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import math
 import re
@@ -376,17 +375,6 @@ def _fits_together(c: Competition) -> None:
         raise RuleError("Cohorts by tier need tiers.", field="cohort_by")
     if c.tiers and c.cohort_by != BY_TIER:
         raise RuleError("A league's cohorts are formed within its tiers: set cohort_by to tier.", field="cohort_by")
-
-
-def entry_closes_at(
-    competition: Competition, *, starts_at: dt.datetime | None, ends_at: dt.datetime | None
-) -> dt.datetime | None:
-    """When entry to a period from ``starts_at`` to ``ends_at`` closes: ``entry_window_secs``
-    after its start (never after its end), or None while the period lasts."""
-    if competition.entry_window_secs is None or starts_at is None:
-        return None
-    closes = starts_at + dt.timedelta(seconds=competition.entry_window_secs)
-    return closes if ends_at is None else min(closes, ends_at)
 
 
 # --------------------------------------------------------------------------- settlement arithmetic

@@ -11,16 +11,19 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+import logging
 from dataclasses import dataclass
 
 from cachetools import TTLCache
 from django.conf import settings
 
-from . import board_rules, clock, keys
+from . import board_rules, clock, competition_rules, keys
 from .competition_rules import Competition
 from .errors import DATABASE_ERRORS, UNAVAILABLE_ERRORS, report_unavailable
 from .models import SLUG_MAX_CHARS, ApiKey, Game, Leaderboard
 from .redis import get_redis
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,13 @@ class BoardConfig:
     # period that held both continues as a new generation).
     closed_at: dt.datetime | None = None
     reopened_at: dt.datetime | None = None
-    # Its competition (issue 22), None for a board that runs none.
+    # Its competition settings as stored (issue 22), and the rules they make: None for a board
+    # that does not compete.
+    competition_window: str = ""
+    entry: str = competition_rules.OPEN
+    max_entrants: int | None = None
+    entry_window_secs: int | None = None
+    max_attempts: int | None = None
     competition: Competition | None = None
 
     @property
@@ -113,7 +122,30 @@ class BoardConfig:
             active=board.active,
             closed_at=board.closed_at,
             reopened_at=board.reopened_at,
+            competition_window=board.competition_window,
+            entry=board.entry,
+            max_entrants=board.max_entrants,
+            entry_window_secs=board.entry_window_secs,
+            max_attempts=board.max_attempts,
+            competition=_competition(board, game),
         )
+
+
+def _competition(board: Leaderboard, game: Game) -> Competition | None:
+    try:
+        return board.competition()
+    except board_rules.RuleError as exc:
+        # A saved board passed these rules; one that no longer does (a row written around the
+        # model, rules made stricter since) competes in nothing rather than breaking its game's
+        # config, which every score of the game reads.
+        logger.error(
+            "board %s.%s: competition settings refused (%s: %s); it does not compete",
+            game.slug,
+            board.slug,
+            exc.field,
+            exc,
+        )
+        return None
 
 
 @dataclass(frozen=True)

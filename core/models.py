@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
-from . import board_rules
+from . import board_rules, competition_rules
 from .text import validate_multiline, validate_single_line
 
 # Scores are exact in a Redis double only up to 2**53 - 1.
@@ -107,6 +107,19 @@ def _validate_cron(value: str) -> None:
 
 _SCORE_BOUND = [MinValueValidator(-MAX_SAFE_SCORE), MaxValueValidator(MAX_SAFE_SCORE)]
 
+# The settings of a competing board (issue 22) a board has so far: competition_rules reads the
+# others (cohorts, tiers, rewards...) as their DEFAULTS until boards have them too.
+COMPETITION_FIELDS: tuple[str, ...] = (
+    "competition_window",
+    "entry",
+    "max_entrants",
+    "entry_window_secs",
+    "max_attempts",
+)
+# The column's range on PostgreSQL (a PositiveIntegerField): 68 years, past any period but a
+# season's, whose entry then closes with it anyway.
+ENTRY_WINDOW_MAX_SECS = 2**31 - 1
+
 
 class Game(models.Model):
     """The tenant: its players, API keys, presence and leaderboards."""
@@ -166,6 +179,10 @@ class Leaderboard(models.Model):
         EARLIEST = "earliest", "earliest (who reached it first ranks higher)"
         SUBSCORE = "subscore", "subscore (equal scores by subscore, then who reached it first)"
 
+    class Entry(models.TextChoices):
+        OPEN = competition_rules.OPEN, "open (a first score enters)"
+        JOIN = competition_rules.JOIN, "join (a player joins first)"
+
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="leaderboards")
     slug = models.CharField(max_length=SLUG_MAX_CHARS, validators=[RegexValidator(SLUG_RE, SLUG_MESSAGE)])
     name = models.CharField(max_length=100, validators=[validate_single_line])
@@ -199,6 +216,33 @@ class Leaderboard(models.Model):
     )
     max_score = models.BigIntegerField(
         null=True, blank=True, validators=_SCORE_BOUND, help_text="Largest value one submission may carry."
+    )
+    # A competing board (issue 22; core/competition_rules.py): which window competes, and who may
+    # enter its periods and how often they may play. All unset: a board like any.
+    competition_window = models.CharField(
+        max_length=10,
+        blank=True,
+        choices=[(w, w) for w in competition_rules.COMPETING_WINDOWS],
+        help_text="The window that competes; empty: none, or the board's only window when another "
+        "competition setting is set (all-time only in a season).",
+    )
+    entry = models.CharField(
+        max_length=10,
+        choices=Entry.choices,
+        default=Entry.OPEN,
+        help_text="How a player enters a period of the competing window.",
+    )
+    max_entrants = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Players a period of the competing window takes at most; empty: any number."
+    )
+    entry_window_secs = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(ENTRY_WINDOW_MAX_SECS)],
+        help_text="Players enter only during the first this many seconds of each period; empty: all along.",
+    )
+    max_attempts = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Scores a period accepts from each player at most; empty: any number."
     )
     active = models.BooleanField(default=True, help_text="Inactive boards refuse scores; their archives stay.")
     # A board taken out of play and brought back within one period starts a new generation of
@@ -238,8 +282,30 @@ class Leaderboard(models.Model):
             errors["max_score"] = "Must not be below the minimum."
         if not errors and (self.timezone or self._game_or_none() is not None):
             errors.update(self._schedule_errors())
+        if not errors:
+            errors.update(self._competition_errors())
         if errors:
             raise ValidationError(errors)
+
+    def competition(self) -> competition_rules.Competition | None:
+        """The board's competition (None: it does not compete); RuleError if its settings don't hold
+        together. Only the settings a board has so far are read: the others take their defaults."""
+        return competition_rules.competition_parse(
+            {name: getattr(self, name) for name in COMPETITION_FIELDS},
+            windows=self.windows,
+            has_season=self.starts_at is not None and self.ends_at is not None,
+        )
+
+    def _competition_errors(self) -> dict[str, str]:
+        try:
+            board_rules.window_names_check(self.windows)
+        except board_rules.RuleError:
+            return {}  # the windows field reports it
+        try:
+            self.competition()
+        except board_rules.RuleError as exc:
+            return {exc.field: str(exc)}
+        return {}
 
     def _schedule_errors(self) -> dict[str, str]:
         try:

@@ -144,6 +144,7 @@ def _samples() -> dict[str, ServiceError]:
         errors.body_timeout(secs=10),
         errors.board_closed(board="main", active=True, ends_at=_SEASON_END),
         errors.board_has_scores(settings=["mode"]),
+        errors.competition_running(settings=["max_entrants"], window="weekly", period_id="2026-W48", entrants=812),
         errors.board_limit(limit=200),
         errors.conflict("The board was created meanwhile; retry.", field="slug"),
         errors.not_competing(board="main"),
@@ -235,8 +236,8 @@ OPERATION_ERRORS: dict[str, tuple[str, ...]] = {
     "competitions_api_grant_attempts": ("board_not_found", "board_closed", "not_competing", "invalid", "ledger_full"),
     # Each item's refusal is inside the 200 (BATCH_ITEM_ERRORS); the request as a whole: its body.
     "games_api_submit_batch": ("invalid",),
-    "games_api_put_board": ("invalid", "board_has_scores", "board_limit", "conflict"),
-    "games_api_patch_board": ("board_not_found", "invalid", "board_has_scores", "conflict"),
+    "games_api_put_board": ("invalid", "board_has_scores", "competition_running", "board_limit", "conflict"),
+    "games_api_patch_board": ("board_not_found", "invalid", "board_has_scores", "competition_running", "conflict"),
     "archive_api_delete_board": ("board_not_found",),
     "games_api_list_games": ("invalid",),
     "games_api_get_game": ("game_not_found",),

@@ -21,7 +21,7 @@ from core.api import errors as error_responses
 from core.errors import ServiceError
 from core.models import SLUG_MESSAGE, SLUG_RE, Game, Leaderboard, is_player_id
 
-from . import leaderboards, selectors, services
+from . import leaderboards, periods, selectors, services
 from .schemas import (
     BatchIn,
     BatchItemIn,
@@ -242,22 +242,42 @@ async def patch_board(request: HttpRequest, key: Authorized, game: str, board: s
 reads = Router(tags=["standings"])
 
 
-def _periods_out(board: config.BoardConfig) -> list[dict[str, Any]]:
-    return [
-        {"period": p.kind, "period_id": p.id, "starts_at": p.starts_at, "resets_at": p.ends_at}
-        for p in selectors.current_periods(board=board)
-    ]
+def _periods_out(current: list[periods.Period]) -> list[dict[str, Any]]:
+    return [{"period": p.kind, "period_id": p.id, "starts_at": p.starts_at, "resets_at": p.ends_at} for p in current]
+
+
+def _competition_out(board: config.BoardConfig, current: list[periods.Period]) -> dict[str, Any] | None:
+    """The competition's rules and its current period, so that a client draws its screen from
+    the board's JSON alone."""
+    rules = board.competition
+    if rules is None:
+        return None
+    period = next(p for p in current if p.kind == rules.window)
+    return {
+        "window": rules.window,
+        "entry": rules.entry,
+        "max_entrants": rules.max_entrants,
+        "entry_window_secs": rules.entry_window_secs,
+        "max_attempts": rules.max_attempts,
+        "period": {
+            "id": period.id,
+            "starts_at": period.starts_at,
+            "entry_closes_at": periods.entry_closes_at(period, rules.entry_window_secs),
+            "ends_at": period.ends_at,
+        },
+    }
 
 
 def board_out(board: config.BoardConfig) -> dict[str, Any]:
-    """A leaderboard's JSON: its settings, and each window's current period."""
+    """A leaderboard's JSON: its settings, each window's current period, and its competition's."""
+    current = selectors.current_periods(board=board)
     return {
         "slug": board.slug,
         "name": board.name,
         "description": board.description,
         "mode": board.mode,
         "order": board.order,
-        "windows": _periods_out(board),
+        "windows": _periods_out(current),
         "cron": board.cron,
         "timezone": board.timezone,
         "starts_at": board.starts_at,
@@ -267,6 +287,12 @@ def board_out(board: config.BoardConfig) -> dict[str, Any]:
         "format": board.format,
         "min_score": board.min_score,
         "max_score": board.max_score,
+        "competition_window": board.competition_window,
+        "entry": board.entry,
+        "max_entrants": board.max_entrants,
+        "entry_window_secs": board.entry_window_secs,
+        "max_attempts": board.max_attempts,
+        "competition": _competition_out(board, current),
         "active": board.active,
         "open": board.is_open(clock.now()),
     }

@@ -1,6 +1,7 @@
 """Writes of a board's settings (the manage API, admin and commands go through the model's
-rules): create or replace, change some, and the check that keeps a board's stored sort keys
-meaningful (its mode, order and tie rule stay while any window holds scores)."""
+rules): create or replace, change some, and the checks that keep what Redis holds meaningful:
+a board's stored sort keys (its mode, order and tie rule stay while any window holds scores),
+and a competition's entrants (its rules stay while the current period has any)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from core import clock, errors, keys
+from core.config import BoardConfig
 from core.errors import ServiceError
-from core.models import Game, Leaderboard
+from core.models import COMPETITION_FIELDS, Game, Leaderboard
 from core.redis import get_redis, run_sync
+
+from . import periods
 
 # What a board's stored sort keys depend on: changing one under scores would re-rank them wrongly.
 KEY_SETTINGS = ("mode", "order", "ties", "subscore_order")
@@ -34,7 +38,11 @@ SETTINGS = (
     "format",
     "min_score",
     "max_score",
+    *COMPETITION_FIELDS,
 )
+# What a board's competition is read from: its own settings, and the windows and season that
+# decide its window (the one window of a board competes when none is named).
+COMPETITION_INPUTS = frozenset({*COMPETITION_FIELDS, "windows", "starts_at", "ends_at"})
 
 
 async def _has_scores(ref: str) -> bool:
@@ -53,6 +61,36 @@ def board_has_scores(*, board: Leaderboard) -> bool:
     return bool(run_sync(_has_scores, keys.board_ref(board.game.slug, board.slug)))
 
 
+async def _entrants(key: str) -> int:
+    return int(await get_redis().zcard(key))
+
+
+def competition_entrants(*, board: BoardConfig) -> tuple[periods.Period, int] | None:
+    """The competing window's current period and how many players entered it (the entry
+    scripts' set); None for a board that does not compete."""
+    if board.competition is None:
+        return None
+    period = periods.window_current(board, board.competition.window, clock.now())
+    key = keys.entry_entrants(keys.board(board.ref, period.kind, period.id))
+    return period, run_sync(_entrants, key)
+
+
+def _check_competition(board: Leaderboard, changed: set[str]) -> None:
+    """409 when the change moves the rules of a competition whose current period has entrants:
+    they entered under those rules (and a capped period may already be full under them)."""
+    moved = changed & COMPETITION_INPUTS
+    if not board.pk or not moved:
+        return
+    saved = BoardConfig.from_model(Leaderboard.objects.get(pk=board.pk), board.game)
+    # Compared as parsed: naming the window a board's only window already implied changes nothing.
+    if saved.competition is None or saved.competition == board.competition():
+        return
+    running = competition_entrants(board=saved)
+    if running is not None and running[1] > 0:
+        period, entrants = running
+        raise errors.competition_running(settings=moved, window=period.kind, period_id=period.id, entrants=entrants)
+
+
 def _invalid(error: ValidationError) -> ServiceError:
     field, messages = next(iter(error.message_dict.items()))
     name = "slug" if field == "__all__" else field
@@ -67,6 +105,7 @@ def _save(board: Leaderboard, changed: set[str]) -> Leaderboard:
         board.full_clean()
     except ValidationError as error:
         raise _invalid(error) from None
+    _check_competition(board, changed)
     try:
         with transaction.atomic():
             board.save()

@@ -264,6 +264,18 @@ def _window_parse(board: BoardConfig, window: str, period_id: str) -> Period:
     return _custom(board, starts_at)
 
 
+def entry_closes_at(period: Period, entry_window_secs: int | None) -> dt.datetime | None:
+    """When entry to a competing board's ``period`` closes: ``entry_window_secs`` after its start,
+    at its end at the latest; None without an entry window (or a period without a start)."""
+    if entry_window_secs is None or period.starts_at is None:
+        return None
+    try:
+        closes = period.starts_at + dt.timedelta(seconds=entry_window_secs)
+    except OverflowError:  # past the calendar's end: the period ends first, if it ever does
+        return period.ends_at
+    return closes if period.ends_at is None else min(closes, period.ends_at)
+
+
 def board_current(board: BoardConfig, now: dt.datetime) -> list[Period]:
     """The current period of each of the board's windows, in the board's window order."""
     return [window_current(board, window, now) for window in board.windows]

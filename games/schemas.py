@@ -9,7 +9,8 @@ from typing import Annotated, Any, Literal, get_args
 from ninja import Schema
 from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, Field, StrictInt
 
-from core.models import MAX_BATCH_ITEMS, MAX_SAFE_SCORE
+from core.competition_rules import MAX_ATTEMPTS_MAX, MAX_ENTRANTS_MAX
+from core.models import ENTRY_WINDOW_MAX_SECS, MAX_BATCH_ITEMS, MAX_SAFE_SCORE
 from core.schemas import ErrorOut, PlayerId, SingleLine, with_example
 
 Score = Annotated[StrictInt, Field(ge=-MAX_SAFE_SCORE, le=MAX_SAFE_SCORE, examples=[120])]
@@ -61,6 +62,20 @@ Window = Literal["daily", "weekly", "monthly", "all-time", "custom"]
 Mode = Literal["increment", "best", "latest"]
 Order = Literal["desc", "asc"]
 Ties = Literal["shared", "earliest", "subscore"]
+# A competing board's settings (core/competition_rules.py says how they fit the board's windows).
+CompetitionWindow = Literal["", "daily", "weekly", "monthly", "all-time", "custom"]
+Entry = Literal["open", "join"]
+MaxEntrants = Annotated[StrictInt, Field(ge=1, le=MAX_ENTRANTS_MAX, examples=[50])]
+EntryWindowSecs = Annotated[StrictInt, Field(ge=1, le=ENTRY_WINDOW_MAX_SECS, examples=[3600])]
+MaxAttempts = Annotated[StrictInt, Field(ge=1, le=MAX_ATTEMPTS_MAX, examples=[3])]
+_COMPETITION_WINDOW_HELP = (
+    "The window that competes; '' for none, or the board's only window once another competition setting "
+    "is set. all-time competes only in a season."
+)
+_ENTRY_HELP = "open: a player's first score in a period enters them; join: a player joins first."
+_MAX_ENTRANTS_HELP = "Players one period of the competing window takes at most; null: any number."
+_ENTRY_WINDOW_SECS_HELP = "Players enter only during the first this many seconds of each period; null: all along."
+_MAX_ATTEMPTS_HELP = "Scores one period accepts from each player at most; null: any number."
 
 # The vocabularies core/board_rules.py checks, for the schema (it answers 422 with its own words).
 _WINDOWS: dict[str, Any] = {"items": {"type": "string", "enum": list(get_args(Window))}, "uniqueItems": True}
@@ -104,8 +119,28 @@ _BOARD = {
     "format": "integer",
     "min_score": None,
     "max_score": None,
+    "competition_window": "",
+    "entry": "open",
+    "max_entrants": None,
+    "entry_window_secs": None,
+    "max_attempts": None,
+    "competition": None,
     "active": True,
     "open": True,
+}
+_COMPETITION_PERIOD = {
+    "id": "2026-W48",
+    "starts_at": "2026-11-23T00:00:00.000Z",
+    "entry_closes_at": "2026-11-24T00:00:00.000Z",
+    "ends_at": "2026-11-30T00:00:00.000Z",
+}
+_COMPETITION: dict[str, Any] = {
+    "window": "weekly",
+    "entry": "join",
+    "max_entrants": 50,
+    "entry_window_secs": 86400,
+    "max_attempts": 3,
+    "period": _COMPETITION_PERIOD,
 }
 _ENTRY = {"rank": 3, "player_id": "ada", "display_name": "Ada", "score": 1200, "metadata": {"car": "mx-5"}}
 _BOARD_PAGE = {
@@ -196,6 +231,29 @@ class PeriodOut(Schema):
     resets_at: dt.datetime | None
 
 
+class CompetitionPeriodOut(Schema):
+    model_config = with_example(_COMPETITION_PERIOD)
+
+    id: str = Field(description="The current period of the competing window (its id in URLs).")
+    starts_at: dt.datetime | None
+    entry_closes_at: dt.datetime | None = Field(
+        description="When entry closes: `entry_window_secs` after the start, at the period's end at the latest; "
+        "null without an entry window."
+    )
+    ends_at: dt.datetime | None = Field(description="When the period ends (and settles); null if it never does.")
+
+
+class CompetitionOut(Schema):
+    model_config = with_example(_COMPETITION)
+
+    window: Window = Field(description="The window that competes (named, or the board's only one).")
+    entry: Entry = Field(description=_ENTRY_HELP)
+    max_entrants: int | None = Field(description=_MAX_ENTRANTS_HELP)
+    entry_window_secs: int | None = Field(description=_ENTRY_WINDOW_SECS_HELP)
+    max_attempts: int | None = Field(description=_MAX_ATTEMPTS_HELP)
+    period: CompetitionPeriodOut
+
+
 class LeaderboardOut(Schema):
     model_config = with_example(_BOARD)
 
@@ -222,6 +280,16 @@ class LeaderboardOut(Schema):
     )
     min_score: int | None
     max_score: int | None
+    competition_window: CompetitionWindow = Field(description=_COMPETITION_WINDOW_HELP)
+    entry: Entry = Field(description=_ENTRY_HELP)
+    max_entrants: int | None = Field(description=_MAX_ENTRANTS_HELP)
+    entry_window_secs: int | None = Field(description=_ENTRY_WINDOW_SECS_HELP)
+    max_attempts: int | None = Field(description=_MAX_ATTEMPTS_HELP)
+    competition: CompetitionOut | None = Field(
+        description="The competition's rules and its current period, as settings and clock make them; "
+        "null for a board that does not compete.",
+        json_schema_extra={"examples": [_COMPETITION]},
+    )
     active: bool
     open: bool = Field(description="Whether it takes scores now (active, and within its season).")
 
@@ -252,6 +320,11 @@ class LeaderboardIn(BaseModel):
     format: Annotated[SingleLine, Field(max_length=20, json_schema_extra=_FORMAT)] = "integer"
     min_score: Score | None = None
     max_score: Score | None = None
+    competition_window: CompetitionWindow = Field(default="", description=_COMPETITION_WINDOW_HELP)
+    entry: Entry = Field(default="open", description=_ENTRY_HELP)
+    max_entrants: MaxEntrants | None = Field(default=None, description=_MAX_ENTRANTS_HELP)
+    entry_window_secs: EntryWindowSecs | None = Field(default=None, description=_ENTRY_WINDOW_SECS_HELP)
+    max_attempts: MaxAttempts | None = Field(default=None, description=_MAX_ATTEMPTS_HELP)
 
 
 class LeaderboardPatch(BaseModel):
@@ -275,6 +348,13 @@ class LeaderboardPatch(BaseModel):
     format: Annotated[SingleLine, Field(max_length=20, json_schema_extra=_FORMAT)] | None = None
     min_score: Score | None = None
     max_score: Score | None = None
+    # Never null: a board always has a value of each. Left out, unchanged (a PATCH applies only
+    # the fields it sends, never these defaults).
+    competition_window: CompetitionWindow = Field(default="", description=_COMPETITION_WINDOW_HELP)
+    entry: Entry = Field(default="open", description=_ENTRY_HELP)
+    max_entrants: MaxEntrants | None = Field(default=None, description=_MAX_ENTRANTS_HELP)
+    entry_window_secs: EntryWindowSecs | None = Field(default=None, description=_ENTRY_WINDOW_SECS_HELP)
+    max_attempts: MaxAttempts | None = Field(default=None, description=_MAX_ATTEMPTS_HELP)
 
 
 class GameOut(Schema):

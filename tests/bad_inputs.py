@@ -218,7 +218,45 @@ SETTINGS: tuple[BadSettings, ...] = (
     BadSettings("an unknown format", {"format": "decimal:99"}, "format"),
 )
 
-BOARD_SETTINGS: tuple[BadSettings, ...] = SEASONS + CRONS + SETTINGS
+# A competing board's entry rules (issue 22): strict whole numbers in range or null, known words,
+# and a competing window the board keeps (each row brings its windows, so that it is refused
+# naming its own field on any board).
+_ONE_WINDOW: dict[str, Any] = {"windows": ["daily"], "cron": ""}
+COMPETITIONS: tuple[BadSettings, ...] = (
+    BadSettings("no entrant allowed", {"max_entrants": 0}, "max_entrants"),
+    BadSettings("a negative entrant cap", {"max_entrants": -1}, "max_entrants"),
+    BadSettings("entrants past 10^8", {"max_entrants": 100_000_001}, "max_entrants"),
+    BadSettings("entrants as text", {"max_entrants": "50"}, "max_entrants"),
+    BadSettings("entrants as a whole float", {"max_entrants": 50.0}, "max_entrants"),
+    BadSettings("entrants as true", {"max_entrants": True}, "max_entrants"),
+    BadSettings("an entry window of 0 s", {"entry_window_secs": 0}, "entry_window_secs"),
+    BadSettings("an entry window past 2^31-1 s", {"entry_window_secs": 2**31}, "entry_window_secs"),
+    BadSettings("an entry window as text", {"entry_window_secs": "3600"}, "entry_window_secs"),
+    BadSettings("no attempt allowed", {"max_attempts": 0}, "max_attempts"),
+    BadSettings("attempts past 10^6", {"max_attempts": 1_000_001}, "max_attempts"),
+    BadSettings("attempts as a fraction", {"max_attempts": 2.5}, "max_attempts"),
+    BadSettings("an unknown entry", {"entry": "closed"}, "entry"),
+    BadSettings("an entry as a number", {"entry": 1}, "entry"),
+    BadSettings("an unknown competing window", {"competition_window": "hourly"}, "competition_window"),
+    BadSettings("a competing window as a list", {"competition_window": ["daily"]}, "competition_window"),
+    BadSettings(
+        "a competing window the board does not keep",
+        {**_ONE_WINDOW, "competition_window": "weekly"},
+        "competition_window",
+    ),
+    BadSettings(
+        "all-time competing without a season",
+        {"windows": ["all-time"], "cron": "", "starts_at": None, "ends_at": None, "competition_window": "all-time"},
+        "competition_window",
+    ),
+    BadSettings(
+        "a competition on a board of two windows that names none",
+        {"windows": ["daily", "weekly"], "cron": "", "competition_window": "", "entry": "join"},
+        "competition_window",
+    ),
+)
+
+BOARD_SETTINGS: tuple[BadSettings, ...] = SEASONS + CRONS + SETTINGS + COMPETITIONS
 
 
 @dataclass(frozen=True)

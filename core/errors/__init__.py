@@ -79,6 +79,9 @@ METHOD_NOT_ALLOWED = _code("method_not_allowed", 405, "The path exists, but not 
 BODY_TIMEOUT = _code("body_timeout", 408, "The body was still incomplete `BODY_READ_TIMEOUT_SECS` after the headers.")
 BOARD_CLOSED = _code("board_closed", 409, "The board takes no scores now: outside its season, or out of play.")
 BOARD_HAS_SCORES = _code("board_has_scores", 409, "A change of `mode`, `order` or `ties` while the board holds scores.")
+COMPETITION_RUNNING = _code(
+    "competition_running", 409, "A change of a competing board's entry rules while its current period has entrants."
+)
 CONFLICT = _code("conflict", 409, "The same board was created by another request at the same moment; retry.")
 BOARD_LIMIT = _code("board_limit", 409, "A new board past the game's board limit (the message gives it).")
 NOT_COMPETING = _code("not_competing", 409, "A join or an attempts grant on a board that runs no competition.")
@@ -303,6 +306,15 @@ def attempts_exhausted(*, period_id: str, used: int, allowed: int) -> ServiceErr
         f"The player has used {used:,} of {allowed:,} attempts in the period {period_id}; "
         "a manage key can grant more (POST …/players/{player_id}/attempts).",
         field="player_id",
+    )
+
+
+def competition_running(*, settings: Iterable[str], window: str, period_id: str, entrants: int) -> ServiceError:
+    changed = sorted(settings)
+    return COMPETITION_RUNNING.error(
+        f"The {', '.join(changed)} of this competition can't change while its {window} period {period_id} has "
+        f"entrants ({entrants:,}): they entered under its rules. Change them once that period has ended.",
+        field=changed[0] if changed else None,
     )
 
 

@@ -22,7 +22,6 @@ from django.conf import settings
 from redis.asyncio.client import Pipeline
 
 from core import clock, errors, keys, lua, metrics, text, worksets
-from core.competition_rules import entry_closes_at
 from core.config import BoardConfig, GameConfig
 from core.errors import ServiceError
 from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, is_player_id
@@ -199,7 +198,7 @@ def entry_gate(board: BoardConfig, current: Sequence[periods.Period]) -> board_s
     period = next((p for p in current if p.kind == competition.window), None)
     if period is None:
         return None
-    closes = entry_closes_at(competition, starts_at=period.starts_at, ends_at=period.ends_at)
+    closes = periods.entry_closes_at(period, competition.entry_window_secs)
     return board_scripts.EntryGate(
         window=competition.window,
         entry=competition.entry,

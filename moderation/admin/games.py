@@ -64,6 +64,10 @@ class LeaderboardInline(admin.StackedInline):
         (None, {"fields": (("name", "slug"), "active", "description")}),
         ("Scores", {"fields": (("mode", "order", "ties"), ("min_score", "max_score"), "format")}),
         ("Windows", {"fields": ("windows", ("cron", "timezone"), "next_resets", ("starts_at", "ends_at"))}),
+        (
+            "Competition",
+            {"fields": (("competition_window", "entry"), ("max_entrants", "entry_window_secs", "max_attempts"))},
+        ),
     )
 
     @admin.display(description="next resets")

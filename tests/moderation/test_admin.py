@@ -78,6 +78,11 @@ def _board_row(board: Leaderboard) -> dict[str, object]:
         "format": board.format,
         "min_score": "" if board.min_score is None else board.min_score,
         "max_score": "" if board.max_score is None else board.max_score,
+        "competition_window": board.competition_window,
+        "entry": board.entry,
+        "max_entrants": "" if board.max_entrants is None else board.max_entrants,
+        "entry_window_secs": "" if board.entry_window_secs is None else board.entry_window_secs,
+        "max_attempts": "" if board.max_attempts is None else board.max_attempts,
         "active": "on" if board.active else "",
     }
 
@@ -169,6 +174,29 @@ def test_it_keeps_the_slug_and_order_of_an_existing_board(admin_client, game):
     game.refresh_from_db()
     board = game.leaderboards.get()
     assert (game.slug, board.slug, board.order, board.name) == ("tetris", "main", "desc", "Main 2")
+
+
+def test_it_edits_a_boards_competition_under_its_own_heading_with_the_models_rules(admin_client, game):
+    page = admin_client.get(change_url(game)).content.decode()
+    assert page.index("Windows") < page.index("Competition") < page.index('name="leaderboards-0-max_attempts"')
+    entry = {"leaderboards-0-entry": "join", "leaderboards-0-max_entrants": "50", "leaderboards-0-max_attempts": "3"}
+
+    # The board keeps four windows: which one competes must be named.
+    response = admin_client.post(change_url(game), {**game_form(game), **entry})
+    assert response.status_code == 200 and "Name the window that competes" in html.unescape(response.content.decode())
+    assert game.leaderboards.get().entry == "open"
+
+    changes = {**entry, "leaderboards-0-competition_window": "weekly", "leaderboards-0-entry_window_secs": "3600"}
+    response = admin_client.post(change_url(game), {**game_form(game), **changes})
+    assert response.status_code == 302
+    board = game.leaderboards.get()
+    assert (board.competition_window, board.entry, board.max_entrants, board.entry_window_secs, board.max_attempts) == (
+        "weekly",
+        "join",
+        50,
+        3600,
+        3,
+    )
 
 
 def test_it_adds_a_board_with_a_cron_window_and_previews_its_next_resets(admin_client, game):

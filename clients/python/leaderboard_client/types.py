@@ -94,6 +94,22 @@ class Window(TypedDict):
     resets_at: str | None
 
 
+class CompetitionPeriod(TypedDict):
+    id: str
+    starts_at: str | None
+    entry_closes_at: str | None
+    ends_at: str | None
+
+
+class Competition(TypedDict):
+    window: Period
+    entry: Literal["open", "join"]
+    max_entrants: int | None
+    entry_window_secs: int | None
+    max_attempts: int | None
+    period: CompetitionPeriod
+
+
 class Leaderboard(TypedDict):
     slug: str
     name: str
@@ -109,6 +125,12 @@ class Leaderboard(TypedDict):
     format: str
     min_score: int | None
     max_score: int | None
+    competition_window: Literal["", "daily", "weekly", "monthly", "all-time", "custom"]
+    entry: Literal["open", "join"]
+    max_entrants: int | None
+    entry_window_secs: int | None
+    max_attempts: int | None
+    competition: Competition | None
     active: bool
     open: bool
 

@@ -433,13 +433,93 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * CompetitionOut
+         * @example {
+         *       "entry": "join",
+         *       "entry_window_secs": 86400,
+         *       "max_attempts": 3,
+         *       "max_entrants": 50,
+         *       "period": {
+         *         "ends_at": "2026-11-30T00:00:00.000Z",
+         *         "entry_closes_at": "2026-11-24T00:00:00.000Z",
+         *         "id": "2026-W48",
+         *         "starts_at": "2026-11-23T00:00:00.000Z"
+         *       },
+         *       "window": "weekly"
+         *     }
+         */
+        CompetitionOut: {
+            /**
+             * Window
+             * @description The window that competes (named, or the board's only one).
+             * @enum {string}
+             */
+            window: "daily" | "weekly" | "monthly" | "all-time" | "custom";
+            /**
+             * Entry
+             * @description open: a player's first score in a period enters them; join: a player joins first.
+             * @enum {string}
+             */
+            entry: "open" | "join";
+            /**
+             * Max Entrants
+             * @description Players one period of the competing window takes at most; null: any number.
+             */
+            max_entrants: number | null;
+            /**
+             * Entry Window Secs
+             * @description Players enter only during the first this many seconds of each period; null: all along.
+             */
+            entry_window_secs: number | null;
+            /**
+             * Max Attempts
+             * @description Scores one period accepts from each player at most; null: any number.
+             */
+            max_attempts: number | null;
+            period: components["schemas"]["CompetitionPeriodOut"];
+        };
+        /**
+         * CompetitionPeriodOut
+         * @example {
+         *       "ends_at": "2026-11-30T00:00:00.000Z",
+         *       "entry_closes_at": "2026-11-24T00:00:00.000Z",
+         *       "id": "2026-W48",
+         *       "starts_at": "2026-11-23T00:00:00.000Z"
+         *     }
+         */
+        CompetitionPeriodOut: {
+            /**
+             * Id
+             * @description The current period of the competing window (its id in URLs).
+             */
+            id: string;
+            /** Starts At */
+            starts_at: string | null;
+            /**
+             * Entry Closes At
+             * @description When entry closes: `entry_window_secs` after the start, at the period's end at the latest; null without an entry window.
+             */
+            entry_closes_at: string | null;
+            /**
+             * Ends At
+             * @description When the period ends (and settles); null if it never does.
+             */
+            ends_at: string | null;
+        };
+        /**
          * LeaderboardOut
          * @example {
          *       "active": true,
+         *       "competition": null,
+         *       "competition_window": "",
          *       "cron": "",
          *       "description": "",
          *       "ends_at": null,
+         *       "entry": "open",
+         *       "entry_window_secs": null,
          *       "format": "integer",
+         *       "max_attempts": null,
+         *       "max_entrants": null,
          *       "max_score": null,
          *       "min_score": null,
          *       "mode": "best",
@@ -521,6 +601,50 @@ export interface components {
             min_score: number | null;
             /** Max Score */
             max_score: number | null;
+            /**
+             * Competition Window
+             * @description The window that competes; '' for none, or the board's only window once another competition setting is set. all-time competes only in a season.
+             * @enum {string}
+             */
+            competition_window: "" | "daily" | "weekly" | "monthly" | "all-time" | "custom";
+            /**
+             * Entry
+             * @description open: a player's first score in a period enters them; join: a player joins first.
+             * @enum {string}
+             */
+            entry: "open" | "join";
+            /**
+             * Max Entrants
+             * @description Players one period of the competing window takes at most; null: any number.
+             */
+            max_entrants: number | null;
+            /**
+             * Entry Window Secs
+             * @description Players enter only during the first this many seconds of each period; null: all along.
+             */
+            entry_window_secs: number | null;
+            /**
+             * Max Attempts
+             * @description Scores one period accepts from each player at most; null: any number.
+             */
+            max_attempts: number | null;
+            /**
+             * @description The competition's rules and its current period, as settings and clock make them; null for a board that does not compete.
+             * @example {
+             *       "entry": "join",
+             *       "entry_window_secs": 86400,
+             *       "max_attempts": 3,
+             *       "max_entrants": 50,
+             *       "period": {
+             *         "ends_at": "2026-11-30T00:00:00.000Z",
+             *         "entry_closes_at": "2026-11-24T00:00:00.000Z",
+             *         "id": "2026-W48",
+             *         "starts_at": "2026-11-23T00:00:00.000Z"
+             *       },
+             *       "window": "weekly"
+             *     }
+             */
+            competition: components["schemas"]["CompetitionOut"] | null;
             /** Active */
             active: boolean;
             /**
@@ -667,6 +791,35 @@ export interface components {
             min_score?: number | null;
             /** Max Score */
             max_score?: number | null;
+            /**
+             * Competition Window
+             * @description The window that competes; '' for none, or the board's only window once another competition setting is set. all-time competes only in a season.
+             * @default
+             * @enum {string}
+             */
+            competition_window: "" | "daily" | "weekly" | "monthly" | "all-time" | "custom";
+            /**
+             * Entry
+             * @description open: a player's first score in a period enters them; join: a player joins first.
+             * @default open
+             * @enum {string}
+             */
+            entry: "open" | "join";
+            /**
+             * Max Entrants
+             * @description Players one period of the competing window takes at most; null: any number.
+             */
+            max_entrants?: number | null;
+            /**
+             * Entry Window Secs
+             * @description Players enter only during the first this many seconds of each period; null: all along.
+             */
+            entry_window_secs?: number | null;
+            /**
+             * Max Attempts
+             * @description Scores one period accepts from each player at most; null: any number.
+             */
+            max_attempts?: number | null;
         };
         /**
          * LeaderboardPatch
@@ -709,6 +862,35 @@ export interface components {
             min_score?: number | null;
             /** Max Score */
             max_score?: number | null;
+            /**
+             * Competition Window
+             * @description The window that competes; '' for none, or the board's only window once another competition setting is set. all-time competes only in a season.
+             * @default
+             * @enum {string}
+             */
+            competition_window: "" | "daily" | "weekly" | "monthly" | "all-time" | "custom";
+            /**
+             * Entry
+             * @description open: a player's first score in a period enters them; join: a player joins first.
+             * @default open
+             * @enum {string}
+             */
+            entry: "open" | "join";
+            /**
+             * Max Entrants
+             * @description Players one period of the competing window takes at most; null: any number.
+             */
+            max_entrants?: number | null;
+            /**
+             * Entry Window Secs
+             * @description Players enter only during the first this many seconds of each period; null: all along.
+             */
+            entry_window_secs?: number | null;
+            /**
+             * Max Attempts
+             * @description Scores one period accepts from each player at most; null: any number.
+             */
+            max_attempts?: number | null;
         };
         /**
          * PeriodScoreOut
@@ -981,10 +1163,16 @@ export interface components {
          *       "leaderboards": [
          *         {
          *           "active": true,
+         *           "competition": null,
+         *           "competition_window": "",
          *           "cron": "",
          *           "description": "",
          *           "ends_at": null,
+         *           "entry": "open",
+         *           "entry_window_secs": null,
          *           "format": "integer",
+         *           "max_attempts": null,
+         *           "max_entrants": null,
          *           "max_score": null,
          *           "min_score": null,
          *           "mode": "best",
@@ -1641,7 +1829,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Conflict: `board_has_scores`, `board_limit`, `conflict` (docs/api.md says when). */
+            /** @description Conflict: `board_has_scores`, `board_limit`, `competition_running`, `conflict` (docs/api.md says when). */
             409: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1896,7 +2084,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Conflict: `board_has_scores`, `conflict` (docs/api.md says when). */
+            /** @description Conflict: `board_has_scores`, `competition_running`, `conflict` (docs/api.md says when). */
             409: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
