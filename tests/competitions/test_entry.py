@@ -194,7 +194,6 @@ async def test_it_enters_an_open_boards_player_with_their_first_score_within_the
     assert (await score(aclient, submit, "ada", 40))[0] == 200  # an entrant goes on
 
     with clock_at(T0 + dt.timedelta(hours=13)):
-        await board(aclient, manage, entry="open", max_entrants=None, max_attempts=None, entry_window_secs=3 * 86400)
         refused = await score(aclient, submit, "cy", 30)
         assert code(refused) == (409, "entry_closed") and "2026-03-05T00:00:00.000Z" in refused[1]["error"]["message"]
         assert code(await join(aclient, submit, "cy")) == (409, "entry_closed")
@@ -218,7 +217,9 @@ async def test_it_starts_the_next_period_with_no_entrants_and_every_attempt_back
 
 async def test_it_refuses_a_join_on_a_board_without_a_competition_or_out_of_play(aclient, cup):
     manage, submit = cup
-    status, _ = await call(aclient, "put", "/leaderboards/plain", manage, {"name": "Plain"})
+    status, _ = await call(
+        aclient, "put", "/leaderboards/plain", manage, {"name": "Plain", "mode": "best", "order": "desc"}
+    )
     assert status == 200
     refused = await call(aclient, "post", "/leaderboards/plain/entries", submit, {"player_id": "ada"})
     assert code(refused) == (409, "not_competing")

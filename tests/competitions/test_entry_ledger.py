@@ -47,9 +47,8 @@ def post(key: str, path: str, body: dict[str, Any]) -> tuple[int, str]:
 
 
 def entry_state() -> tuple[list[tuple[str, float]], dict[str, str], dict[str, str]]:
-    client = get_redis()
-
     async def read() -> Any:
+        client = get_redis()
         return (
             await client.zrange(keys.entry_entrants(BOARD), 0, -1, withscores=True),
             await client.hgetall(keys.entry_tries(BOARD)),

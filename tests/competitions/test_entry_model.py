@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from django.test import AsyncClient
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core import apikeys
@@ -116,6 +116,8 @@ operation = st.one_of(
     st.tuples(st.just("grant"), st.sampled_from(PLAYERS), st.integers(1, 2)),
     # Hours: within the entry window, past it, or into the next week.
     st.tuples(st.just("wait"), st.sampled_from([1, 20, 60, 170])),
+    # To a second before, or the very moment, entry closes this week (when that is still ahead).
+    st.tuples(st.just("edge"), st.sampled_from([-1, 0])),
 )
 
 
@@ -135,12 +137,26 @@ async def _run(chosen: dict[str, Any], operations: list[tuple[Any, ...]]) -> Non
         return response.status_code, answer["error"]["code"] if "error" in answer else ""
 
     with clock_at(now):
-        settings_ = {"name": "Cup", "mode": "best", "order": "desc", "windows": ["weekly"], **chosen}
+        settings_ = {
+            "name": "Cup",
+            "mode": "best",
+            "order": "desc",
+            "windows": ["weekly"],
+            "competition_window": "weekly",
+            **chosen,
+        }
         assert (await post("", manage, settings_, method="put"))[0] == 200
+    done: list[str] = []  # what ran, for the failure's message (note() is not this thread's)
     for op in operations:
-        note(f"{now.isoformat()} {op}")
+        done.append(f"{now.isoformat()} {op}")
         if op[0] == "wait":
             now += dt.timedelta(hours=op[1])
+            continue
+        if op[0] == "edge":
+            monday = (now - dt.timedelta(days=now.weekday())).replace(hour=0, minute=0, second=0, microsecond=0)
+            window = chosen["entry_window_secs"]
+            edge = None if window is None else monday + dt.timedelta(seconds=window + op[1])
+            now = edge if edge is not None and edge > now else now
             continue
         with clock_at(now):
             if op[0] == "join":
@@ -151,10 +167,10 @@ async def _run(chosen: dict[str, Any], operations: list[tuple[Any, ...]]) -> Non
             else:
                 got = await post(f"/players/{op[1]}/attempts", manage, {"add": op[2]})
                 want = reference.grant(op[1], op[2], now)
-            assert got == want, (op, got, want)
+            assert got == want, (done, got, want)
             response = await client.get(f"{api}/weekly?limit=10")
             board = [(e["player_id"], e["score"]) for e in response.json()["entries"]]
-            assert board == reference.board(now)
+            assert board == reference.board(now), done
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
