@@ -55,12 +55,14 @@ def test_it_passes_the_typescript_clients_tests_against_the_real_server(tmp_path
     node = setup_node(node_env(tmp_path), GAME)
     manage(node.env, "createleaderboard", GAME, "kills", "--mode", "increment")
     slow_key = manage(node.env, "createapikey", GAME, "--name", "slow", "--requests-per-minute", "60").strip()
+    manage_key = manage(node.env, "createapikey", GAME, "--name", "ops", "--scope", "manage").strip()
     try:
         url = start_web(node)
-        env = {**os.environ, "LB_URL": url, "LB_GAME": GAME, "LB_SUBMIT_KEY": node.raw_key, "LB_SLOW_KEY": slow_key}
+        keys = {"LB_SUBMIT_KEY": node.raw_key, "LB_SLOW_KEY": slow_key, "LB_MANAGE_KEY": manage_key}
+        env = {**os.environ, "LB_URL": url, "LB_GAME": GAME, **keys}
         finished = _npm("test", env=env)
     finally:
         stop_all(node)
 
     assert finished.returncode == 0, finished.stdout[-8000:] + finished.stderr[-4000:]
-    assert "# fail 0" in finished.stdout and "# pass 7" in finished.stdout, finished.stdout[-3000:]
+    assert "# fail 0" in finished.stdout and "# pass 8" in finished.stdout, finished.stdout[-3000:]

@@ -102,6 +102,19 @@ def report_presence(game: str, online: Sequence[str], offline: Sequence[str]) ->
     return calls
 
 
+def join(game: str, board: str, player_id: str, display_name: str | None) -> Call:
+    body: dict[str, Any] = {"player_id": player_id}
+    if display_name is not None:
+        body["display_name"] = display_name
+    return Call("POST", f"/games/{_p(game)}/leaderboards/{_p(board)}/entries", json=body)
+
+
+def grant_attempts(game: str, board: str, player_id: str, add: int) -> Call:
+    return Call(
+        "POST", f"/games/{_p(game)}/leaderboards/{_p(board)}/players/{_p(player_id)}/attempts", json={"add": add}
+    )
+
+
 def link_code(game: str, player_id: str) -> Call:
     return Call("POST", f"/games/{_p(game)}/players/{_p(player_id)}/link-code")
 

@@ -21,8 +21,10 @@ from ._calls import Call, RetryPolicy
 from .errors import LeaderboardError, TransportError, error_for
 from .types import (
     ArchivedPeriods,
+    AttemptsGranted,
     BatchResult,
     BoardPage,
+    CompetitionEntry,
     FriendsPage,
     Game,
     Leaderboard,
@@ -154,6 +156,14 @@ class Client(_Base):
     def report_presence(self, *, online: Sequence[str] = (), offline: Sequence[str] = ()) -> PresenceReport:
         return self._merge_reports([self._send(c) for c in calls.report_presence(self.game, online, offline)])
 
+    def join(self, board: str, player_id: str, *, display_name: str | None = None) -> CompetitionEntry:
+        """Enter the player in a competing board's current period (the same entry if they had)."""
+        return cast(CompetitionEntry, self._send(calls.join(self.game, board, player_id, display_name)))
+
+    def grant_attempts(self, board: str, player_id: str, add: int = 1) -> AttemptsGranted:
+        """More attempts for the player this period (a manage key). Not retried: grants add up."""
+        return cast(AttemptsGranted, self._send(calls.grant_attempts(self.game, board, player_id, add)))
+
     def link_code(self, player_id: str) -> LinkCode:
         return cast(LinkCode, self._send(calls.link_code(self.game, player_id)))
 
@@ -259,6 +269,12 @@ class AsyncClient(_Base):
 
     async def report_presence(self, *, online: Sequence[str] = (), offline: Sequence[str] = ()) -> PresenceReport:
         return self._merge_reports([await self._send(c) for c in calls.report_presence(self.game, online, offline)])
+
+    async def join(self, board: str, player_id: str, *, display_name: str | None = None) -> CompetitionEntry:
+        return cast(CompetitionEntry, await self._send(calls.join(self.game, board, player_id, display_name)))
+
+    async def grant_attempts(self, board: str, player_id: str, add: int = 1) -> AttemptsGranted:
+        return cast(AttemptsGranted, await self._send(calls.grant_attempts(self.game, board, player_id, add)))
 
     async def link_code(self, player_id: str) -> LinkCode:
         return cast(LinkCode, await self._send(calls.link_code(self.game, player_id)))

@@ -181,6 +181,29 @@ class PlayerPresence(TypedDict):
     last_seen: str | None
 
 
+class CompetitionEntry(TypedDict):
+    """A player's entry to a competing board's current period (docs/competitions.md)."""
+
+    leaderboard: str
+    player_id: str
+    window: str
+    period_id: str
+    entered_at: str
+    entrants: int
+    max_entrants: int | None
+    attempts_used: int
+    attempts_left: int | None
+
+
+class AttemptsGranted(TypedDict):
+    leaderboard: str
+    player_id: str
+    period_id: str
+    extra: int
+    used: int
+    left: int | None
+
+
 class LinkCode(TypedDict):
     code: str
     expires_at: str

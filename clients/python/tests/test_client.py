@@ -7,10 +7,12 @@ import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import httpx
 import pytest
 from leaderboard_client import (
     AsyncClient,
     Client,
+    Conflict,
     Invalid,
     NotFound,
     RateLimited,
@@ -82,6 +84,30 @@ def test_it_submits_and_reads_every_way(server: Server) -> None:
     assert profile["leaderboards"]["main"]["daily"]["standing"]["score"] == 1200  # type: ignore[index]
     assert found == [{"player_id": "ada", "display_name": "Ada"}]
     assert [r["player_id"] for r in recent] == ["cy", "bob"]
+
+
+def test_it_joins_a_competing_board_and_grants_attempts(server: Server) -> None:
+    cup = {"name": "Cup", "mode": "best", "order": "desc", "windows": ["weekly"], "entry": "join", "max_attempts": 1}
+    made = httpx.put(
+        f"{server.url}/api/v1/games/{GAME}/leaderboards/cup",
+        json=cup,
+        headers={"Authorization": f"Bearer {server.manage_key}"},
+    )
+    assert made.status_code == 200, made.text
+    with Client(server.url, game=GAME, api_key=server.submit_key) as lb:
+        with pytest.raises(Conflict) as not_entered:
+            lb.submit_score("cup", "ada", 5)
+        entry = lb.join("cup", "ada", display_name="Ada")
+        again = lb.join("cup", "ada")
+        lb.submit_score("cup", "ada", 5)
+        with pytest.raises(Conflict) as exhausted:
+            lb.submit_score("cup", "ada", 6)
+    with Client(server.url, game=GAME, api_key=server.manage_key) as ops:
+        granted = ops.grant_attempts("cup", "ada")
+
+    assert not_entered.value.code == "not_entered" and exhausted.value.code == "attempts_exhausted"
+    assert (entry["entrants"], entry["attempts_left"], again["entered_at"]) == (1, 1, entry["entered_at"])
+    assert (granted["extra"], granted["used"], granted["left"]) == (1, 1, 1)
 
 
 def test_it_reads_games_boards_presence_and_archives(server: Server) -> None:

@@ -27,6 +27,8 @@ export type PresenceReport = Schemas["PresenceReportOut"];
 export type PresencePage = Schemas["PresenceOut"];
 export type PlayerPresence = Schemas["PlayerPresenceOut"];
 export type LinkCode = Schemas["LinkCodeOut"];
+export type CompetitionEntry = Schemas["EntryOut"];
+export type AttemptsGranted = Schemas["AttemptsOut"];
 export type ArchivedPeriods = Schemas["ArchivedPeriodsOut"];
 export type Period = "daily" | "weekly" | "monthly" | "all-time" | "custom";
 export interface ScoreItem {
@@ -152,6 +154,19 @@ export class LeaderboardClient {
       total.left += got.left;
     } while (online.length || offline.length);
     return total;
+  }
+
+  /** Enter the player in a competing board's current period (the same entry if they had). */
+  join(board: string, playerId: string, options: { displayName?: string } = {}): Promise<CompetitionEntry> {
+    const body: Record<string, unknown> = { player_id: playerId };
+    if (options.displayName !== undefined) body.display_name = options.displayName;
+    return this.send({ method: "POST", path: `/games/${p(this.game)}/leaderboards/${p(board)}/entries`, body });
+  }
+
+  /** More attempts for the player this period (a manage key). Not retried: grants add up. */
+  grantAttempts(board: string, playerId: string, add = 1): Promise<AttemptsGranted> {
+    const path = `/games/${p(this.game)}/leaderboards/${p(board)}/players/${p(playerId)}/attempts`;
+    return this.send({ method: "POST", path, body: { add } });
   }
 
   linkCode(playerId: string): Promise<LinkCode> {

@@ -98,6 +98,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/games/{game}/leaderboards/{board}/entries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join a competing board's current period
+         * @description Enters the player in the current period of the board's competing window: 201 with the
+         *     entry, or 200 with the same entry when they had joined already. Refused while entry is
+         *     closed (`entry_closed`) or the field is full (`board_full`).
+         */
+        post: operations["competitions_api_join"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/leaderboards/{board}/players/{player_id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Grant a player more attempts this period (manage key)
+         * @description Adds `add` attempts to the player's `max_attempts` in the board's current competing
+         *     period (grants add up, to 1,000 a period at most); the next period starts afresh.
+         */
+        post: operations["competitions_api_grant_attempts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/games/{game}/leaderboards/{board}/periods": {
         parameters: {
             query?: never;
@@ -1086,6 +1129,94 @@ export interface components {
             }[];
         };
         /**
+         * EntryOut
+         * @example {
+         *       "display_name": "Ada",
+         *       "metadata": {
+         *         "car": "mx-5"
+         *       },
+         *       "player_id": "ada",
+         *       "rank": 3,
+         *       "score": 1200
+         *     }
+         */
+        EntryOut: {
+            /** Rank */
+            rank: number;
+            /** Player Id */
+            player_id: string;
+            /** Display Name */
+            display_name: string;
+            /** Score */
+            score: number;
+            /**
+             * Subscore
+             * @description Boards with ties `subscore` only.
+             */
+            subscore?: number | null;
+            /** Metadata */
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /**
+         * EntryIn
+         * @example {
+         *       "display_name": "Ada",
+         *       "player_id": "ada"
+         *     }
+         */
+        EntryIn: {
+            /**
+             * Player Id
+             * @example player-42
+             */
+            player_id: string;
+            /** Display Name */
+            display_name?: string | null;
+        };
+        /**
+         * AttemptsOut
+         * @example {
+         *       "extra": 1,
+         *       "leaderboard": "weekly-cup",
+         *       "left": 1,
+         *       "period_id": "2026-W48",
+         *       "player_id": "ada",
+         *       "used": 3
+         *     }
+         */
+        AttemptsOut: {
+            /** Leaderboard */
+            leaderboard: string;
+            /** Player Id */
+            player_id: string;
+            /** Period Id */
+            period_id: string;
+            /**
+             * Extra
+             * @description Attempts granted beyond max_attempts in this period, in all.
+             */
+            extra: number;
+            /** Used */
+            used: number;
+            /**
+             * Left
+             * @description null: the board sets no max_attempts.
+             */
+            left: number | null;
+        };
+        /**
+         * AttemptsIn
+         * @example {
+         *       "add": 1
+         *     }
+         */
+        AttemptsIn: {
+            /** Add */
+            add: number;
+        };
+        /**
          * ArchivedPeriodOut
          * @example {
          *       "archived_at": "2026-11-24T00:02:40.681Z",
@@ -1540,37 +1671,6 @@ export interface components {
              * @description The page where a signed-in user enters the code.
              */
             link_url: string;
-        };
-        /**
-         * EntryOut
-         * @example {
-         *       "display_name": "Ada",
-         *       "metadata": {
-         *         "car": "mx-5"
-         *       },
-         *       "player_id": "ada",
-         *       "rank": 3,
-         *       "score": 1200
-         *     }
-         */
-        EntryOut: {
-            /** Rank */
-            rank: number;
-            /** Player Id */
-            player_id: string;
-            /** Display Name */
-            display_name: string;
-            /** Score */
-            score: number;
-            /**
-             * Subscore
-             * @description Boards with ties `subscore` only.
-             */
-            subscore?: number | null;
-            /** Metadata */
-            metadata: {
-                [key: string]: unknown;
-            } | null;
         };
         /**
          * FriendsOut
@@ -2311,7 +2411,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Conflict: `board_closed` (docs/api.md says when). */
+            /** @description Conflict: `attempts_exhausted`, `board_closed`, `board_full`, `entry_closed`, `not_entered` (docs/api.md says when). */
             409: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2395,7 +2495,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description OK: an item refused carries one of `invalid`, `out_of_bounds`, `metadata_too_large`, `score_overflow`, `idempotency_mismatch`, `player_hidden`, `player_rate_limited`, `ledger_full`, `not_replicated`, `board_not_found`, `board_closed`. */
+            /** @description OK: an item refused carries one of `invalid`, `out_of_bounds`, `metadata_too_large`, `score_overflow`, `idempotency_mismatch`, `player_hidden`, `player_rate_limited`, `ledger_full`, `not_replicated`, `board_not_found`, `board_closed`, `not_entered`, `entry_closed`, `board_full`, `attempts_exhausted`. */
             200: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2504,6 +2604,325 @@ export interface operations {
                 };
             };
             /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    competitions_api_join: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                board: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EntryIn"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntryOut"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntryOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request`, `malformed_json` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `player_hidden`, `revoked_api_key`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `board_not_found`, `game_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Timeout: `body_timeout` (docs/api.md says when). */
+            408: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `board_closed`, `board_full`, `entry_closed`, `not_competing` (docs/api.md says when). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large: `body_too_large` (docs/api.md says when). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `ledger_full`, `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    competitions_api_grant_attempts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                board: string;
+                player_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AttemptsIn"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttemptsOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request`, `malformed_json` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `board_not_found`, `game_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Timeout: `body_timeout` (docs/api.md says when). */
+            408: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `board_closed`, `not_competing` (docs/api.md says when). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large: `body_too_large` (docs/api.md says when). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `ledger_full`, `unavailable` (docs/api.md says when). */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];

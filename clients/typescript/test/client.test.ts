@@ -1,7 +1,7 @@
 /**
  * The TypeScript client against the real server. tests/clients/test_typescript_client.py
- * starts the server and runs `npm test` with LB_URL, LB_GAME, LB_SUBMIT_KEY and LB_SLOW_KEY
- * (a key allowed 60 requests a minute) set.
+ * starts the server and runs `npm test` with LB_URL, LB_GAME, LB_SUBMIT_KEY, LB_MANAGE_KEY and
+ * LB_SLOW_KEY (a key allowed 60 requests a minute) set.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -73,6 +73,26 @@ test("it sends any number of scores in batches of a thousand", async () => {
   assert.ok(last && isScore(last) && last.player_id === "bulk-1499");
   const refused = results[1500];
   assert.ok(refused && !isScore(refused) && refused.error.code === "board_not_found");
+});
+
+test("it joins a competing board and grants attempts", async () => {
+  const manageKey = env("LB_MANAGE_KEY");
+  const cup = { name: "Cup", mode: "best", order: "desc", windows: ["weekly"], entry: "join", max_attempts: 1 };
+  const made = await fetch(`${baseUrl}/api/v1/games/${game}/leaderboards/cup`, {
+    method: "PUT",
+    headers: { Authorization: `Bearer ${manageKey}`, "Content-Type": "application/json" },
+    body: JSON.stringify(cup),
+  });
+  assert.equal(made.status, 200);
+  await assert.rejects(lb.submitScore("cup", "ada", 5), { status: 409, code: "not_entered" });
+  const entry = await lb.join("cup", "ada", { displayName: "Ada" });
+  assert.deepEqual([entry.entrants, entry.attempts_left], [1, 1]);
+  assert.equal((await lb.join("cup", "ada")).entered_at, entry.entered_at);
+  await lb.submitScore("cup", "ada", 5);
+  await assert.rejects(lb.submitScore("cup", "ada", 6), { status: 409, code: "attempts_exhausted" });
+  const ops = new LeaderboardClient({ baseUrl, game, apiKey: manageKey });
+  const granted = await ops.grantAttempts("cup", "ada");
+  assert.deepEqual([granted.extra, granted.used, granted.left], [1, 1, 1]);
 });
 
 test("it throws the API's errors with their codes", async () => {
