@@ -334,22 +334,24 @@ class LeaderboardPatch(BaseModel):
         {"name": "Weekly cup", "cron": "0 18 * * FRI", "windows": ["custom", "all-time"]}, forbid_extra=True
     )
 
-    name: Annotated[SingleLine, Field(max_length=100)] | None = None
-    description: Annotated[str, Field(max_length=500)] | None = None
-    mode: Mode | None = None
-    order: Order | None = None
-    windows: Annotated[list[str], Field(json_schema_extra=_WINDOWS)] | None = None
-    cron: Annotated[SingleLine, Field(max_length=100)] | None = None
-    timezone: Annotated[SingleLine, Field(max_length=64)] | None = None
+    # Never null: a board always has a value of each (null was taken to the database, which
+    # refused it as a conflict). Left out, unchanged: a PATCH applies only the fields it sends,
+    # never these defaults.
+    name: Annotated[SingleLine, Field(max_length=100)] = ""
+    description: Annotated[str, Field(max_length=500)] = ""
+    mode: Mode = "best"
+    order: Order = "desc"
+    windows: Annotated[list[str], Field(json_schema_extra=_WINDOWS)] = Field(default_factory=list)
+    cron: Annotated[SingleLine, Field(max_length=100)] = ""
+    timezone: Annotated[SingleLine, Field(max_length=64)] = ""
+    ties: Ties = "shared"
+    subscore_order: Order = "desc"
+    format: Annotated[SingleLine, Field(max_length=20, json_schema_extra=_FORMAT)] = "integer"
+    # Null clears these.
     starts_at: Instant | None = None
     ends_at: Instant | None = None
-    ties: Ties | None = None
-    subscore_order: Order | None = None
-    format: Annotated[SingleLine, Field(max_length=20, json_schema_extra=_FORMAT)] | None = None
     min_score: Score | None = None
     max_score: Score | None = None
-    # Never null: a board always has a value of each. Left out, unchanged (a PATCH applies only
-    # the fields it sends, never these defaults).
     competition_window: CompetitionWindow = Field(default="", description=_COMPETITION_WINDOW_HELP)
     entry: Entry = Field(default="open", description=_ENTRY_HELP)
     max_entrants: MaxEntrants | None = Field(default=None, description=_MAX_ENTRANTS_HELP)

@@ -326,3 +326,18 @@ async def test_it_archives_a_season_when_it_ends_and_reads_it_from_the_archive(a
         periods = (await aclient.get(f"{API}/leaderboards/cup/periods")).json()
     assert [(e["player_id"], e["score"]) for e in page["entries"]] == [("bo", 5), ("ann", 3)]
     assert [(p["period"], p["period_id"]) for p in periods["periods"]] == [("all-time", "all-time")]
+
+
+@pytest.mark.parametrize(
+    "field", ["name", "description", "mode", "order", "windows", "cron", "timezone", "ties", "subscore_order", "format"]
+)
+async def test_it_refuses_a_patch_that_nulls_a_setting_every_board_has(aclient, rally, field):
+    # Null was taken to the database, which refused it: answered 409 "conflict" (created meanwhile).
+    manage, _ = rally
+    await make_boards(aclient, manage)
+    before = await call(aclient, "get", "/leaderboards/track-1", manage)
+
+    status, body = await call(aclient, "patch", "/leaderboards/track-1", manage, {field: None})
+
+    assert (status, body["error"]["code"], body["error"]["field"]) == (422, "invalid", field)
+    assert await call(aclient, "get", "/leaderboards/track-1", manage) == before

@@ -877,30 +877,61 @@ export interface components {
          *     }
          */
         LeaderboardPatch: {
-            /** Name */
-            name?: string | null;
-            /** Description */
-            description?: string | null;
-            /** Mode */
-            mode?: ("increment" | "best" | "latest") | null;
-            /** Order */
-            order?: ("desc" | "asc") | null;
+            /**
+             * Name
+             * @default
+             */
+            name: string;
+            /**
+             * Description
+             * @default
+             */
+            description: string;
+            /**
+             * Mode
+             * @default best
+             * @enum {string}
+             */
+            mode: "increment" | "best" | "latest";
+            /**
+             * Order
+             * @default desc
+             * @enum {string}
+             */
+            order: "desc" | "asc";
             /** Windows */
-            windows?: ("daily" | "weekly" | "monthly" | "all-time" | "custom")[] | null;
-            /** Cron */
-            cron?: string | null;
-            /** Timezone */
-            timezone?: string | null;
+            windows?: ("daily" | "weekly" | "monthly" | "all-time" | "custom")[];
+            /**
+             * Cron
+             * @default
+             */
+            cron: string;
+            /**
+             * Timezone
+             * @default
+             */
+            timezone: string;
+            /**
+             * Ties
+             * @default shared
+             * @enum {string}
+             */
+            ties: "shared" | "earliest" | "subscore";
+            /**
+             * Subscore Order
+             * @default desc
+             * @enum {string}
+             */
+            subscore_order: "desc" | "asc";
+            /**
+             * Format
+             * @default integer
+             */
+            format: string;
             /** Starts At */
             starts_at?: string | null;
             /** Ends At */
             ends_at?: string | null;
-            /** Ties */
-            ties?: ("shared" | "earliest" | "subscore") | null;
-            /** Subscore Order */
-            subscore_order?: ("desc" | "asc") | null;
-            /** Format */
-            format?: string | null;
             /** Min Score */
             min_score?: number | null;
             /** Max Score */
