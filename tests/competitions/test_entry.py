@@ -254,3 +254,24 @@ async def test_it_refuses_a_grant_out_of_range(aclient, cup, add):
     await board(aclient, manage)
     status, answer = await call(aclient, "post", "/leaderboards/weekly/players/ada/attempts", manage, {"add": add})
     assert (status, answer["error"]["code"], answer["error"]["field"]) == (422, "invalid", "add")
+
+
+async def test_it_refuses_a_batch_item_of_a_player_not_entered_alone(aclient, cup):
+    manage, submit = cup
+    await board(aclient, manage)
+    await join(aclient, submit, "ada")
+    items = [
+        {"leaderboard": "weekly", "player_id": "ada", "score": 10},
+        {"leaderboard": "weekly", "player_id": "bob", "score": 20},
+        {"leaderboard": "weekly", "player_id": "ada", "score": 30},
+        {"leaderboard": "weekly", "player_id": "ada", "score": 40},
+    ]
+    response = await aclient.post(
+        f"{API}/scores/batch", json.dumps({"scores": items}), content_type="application/json", headers=auth(submit)
+    )
+    results = response.json()["results"]
+
+    assert response.status_code == 200
+    assert [r.get("error", {}).get("code", "ok") for r in results] == ["ok", "not_entered", "ok", "attempts_exhausted"]
+    assert [r["error"]["field"] for r in results if "error" in r] == ["scores[1].player_id", "scores[3].player_id"]
+    assert await standings(aclient) == [("ada", 30)]
