@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from accounts.selectors import linked_player_id
 from archive import selectors as archive_selectors
+from competitions import selectors as competition_selectors
 from core import config, text
 from core.config import BoardConfig, GameConfig
 from core.errors import ServiceError
@@ -102,6 +103,7 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
         "previous_page": page - 1 if page > 1 else None,
         "next_page": page + 1 if page < pages else None,
         "recent": await selectors.recent_submissions(game=config_, limit=events.RECENT_LIVE_LIMIT),
+        "competition": await competition_selectors.competition_phase(board=leaderboard),
         "find_results_max": FIND_RESULTS_MAX,
         **vars(search),
     }
