@@ -45,8 +45,8 @@ def test_it_shows_a_competing_boards_period_on_the_game_page():
     assert client.put(api, CUP, content_type="application/json", headers=auth(manage)).status_code == 200
     client.post(f"{api}/entries", {"player_id": "ada"}, content_type="application/json", headers=auth(submit))
 
-    page = client.get("/games/cup/").content.decode()
-    line = " ".join(page.split("data-competition>")[1].split("</p>")[0].split())
+    html = client.get("/games/cup/").content.decode()
+    line = " ".join(html.split("data-competition>")[1].split("</p>")[0].split())
 
     assert "<strong>Competition</strong> on the weekly board, <span class=\"nowrap\">2026-W10</span>: players join" in line
     assert "1</span> of 100 entered · 3 attempts each" in line
