@@ -48,7 +48,7 @@ def test_it_shows_a_competing_boards_period_on_the_game_page():
     html = client.get("/games/cup/").content.decode()
     line = " ".join(html.split("data-competition>")[1].split("</p>")[0].split())
 
-    assert "<strong>Competition</strong> on the weekly board, <span class=\"nowrap\">2026-W10</span>: players join" in line
+    assert '<strong>Competition</strong> on the weekly board, <span class="nowrap">2026-W10</span>: players' in line
     assert "1</span> of 100 entered · 3 attempts each" in line
     assert 'entry closes <time datetime="2026-03-05T00:00:00.000Z">5 Mar 00:00 UTC</time>' in line
     assert 'ends <time datetime="2026-03-09T00:00:00.000Z">9 Mar 00:00 UTC</time>' in line
