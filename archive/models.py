@@ -26,8 +26,9 @@ class ArchivedPeriod(models.Model):
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="archived_periods")
     leaderboard = models.ForeignKey(Leaderboard, on_delete=models.CASCADE, related_name="archived_periods")
     period = models.CharField(max_length=10)
-    # Up to a custom period's id, its UTC start: '2026-11-20T17:00Z'.
-    period_id = models.CharField(max_length=20)
+    # Up to a custom period's id of a later generation (games/periods.py), 38 characters:
+    # '2026-11-20T17:00Z~20260304T120500.250Z'. PostgreSQL enforces the length (SQLite does not).
+    period_id = models.CharField(max_length=64)
     starts_at = models.DateTimeField()
     ends_at = models.DateTimeField()
     total = models.PositiveIntegerField(default=0)

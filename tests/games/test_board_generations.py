@@ -138,3 +138,15 @@ async def test_it_refuses_a_generation_id_that_names_no_moment_of_its_period(acl
     for period_id in ("2026-03-04~20260305T000000.000Z", "2026-03-04~yesterday", "2026-03-04~20261340T000000.000Z"):
         response = await aclient.get(f"{API}/leaderboards/cup/daily/{period_id}")
         assert (response.status_code, response.json()["error"]["code"]) == (404, "period_not_found"), period_id
+
+
+def test_it_keeps_the_longest_period_id_in_the_archives_column():
+    # A custom period's id of a later generation; PostgreSQL refused it in varchar(20).
+    from archive.models import ArchivedPeriod
+    from games import periods
+
+    custom = periods.Period("custom", "2026-11-20T17:00Z", dt.datetime(2026, 11, 20, 17, tzinfo=dt.UTC), None)
+    longest = periods._generation(custom, dt.datetime(2026, 11, 21, 12, 5, 0, 250000, tzinfo=dt.UTC)).id
+    assert longest == "2026-11-20T17:00Z~20261121T120500.250Z"
+    column = ArchivedPeriod._meta.get_field("period_id").max_length
+    assert column is not None and len(longest) <= column
