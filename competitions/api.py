@@ -12,19 +12,19 @@ from core.api import ERRORS, Authorized, BearerKey, Ok, authorized, checked_play
 from games import selectors
 
 from . import services
-from .schemas import AttemptsIn, AttemptsOut, EntryIn, EntryOut
+from .schemas import AttemptsGrantIn, AttemptsGrantOut, CompetitionEntryIn, CompetitionEntryOut
 
 router = Router(tags=["competitions"])
 
 
 @router.post(
     "/games/{game}/leaderboards/{board}/entries",
-    response={200: EntryOut, 201: EntryOut, **ERRORS},
+    response={200: CompetitionEntryOut, 201: CompetitionEntryOut, **ERRORS},
     auth=BearerKey(),
     summary="Join a competing board's current period",
 )
 @authorized
-async def join(request: HttpRequest, key: Authorized, game: str, board: str, payload: EntryIn) -> Ok:
+async def join(request: HttpRequest, key: Authorized, game: str, board: str, payload: CompetitionEntryIn) -> Ok:
     """Enters the player in the current period of the board's competing window: 201 with the
     entry, or 200 with the same entry when they had joined already. Refused while entry is
     closed (`entry_closed`) or the field is full (`board_full`)."""
@@ -49,13 +49,13 @@ async def join(request: HttpRequest, key: Authorized, game: str, board: str, pay
 
 @router.post(
     "/games/{game}/leaderboards/{board}/players/{player_id}/attempts",
-    response={200: AttemptsOut, **ERRORS},
+    response={200: AttemptsGrantOut, **ERRORS},
     auth=BearerKey(),
     summary="Grant a player more attempts this period (manage key)",
 )
 @authorized(manage=True)
 async def grant_attempts(
-    request: HttpRequest, key: Authorized, game: str, board: str, player_id: str, payload: AttemptsIn
+    request: HttpRequest, key: Authorized, game: str, board: str, player_id: str, payload: AttemptsGrantIn
 ) -> Ok:
     """Adds `add` attempts to the player's `max_attempts` in the board's current competing
     period (grants add up, to 1,000 a period at most); the next period starts afresh."""

@@ -12,14 +12,14 @@ from core.schemas import PlayerId, SingleLine, with_example
 from .services import EXTRA_ATTEMPTS_MAX
 
 
-class EntryIn(BaseModel):
+class CompetitionEntryIn(BaseModel):
     model_config = with_example({"player_id": "ada", "display_name": "Ada"}, forbid_extra=True)
 
     player_id: PlayerId
     display_name: Annotated[SingleLine, Field(max_length=64, examples=["Ada"])] | None = None
 
 
-class EntryOut(Schema):
+class CompetitionEntryOut(Schema):
     model_config = with_example(
         {
             "leaderboard": "weekly-cup",
@@ -45,13 +45,13 @@ class EntryOut(Schema):
     attempts_left: int | None = Field(description="null: the board sets no max_attempts.")
 
 
-class AttemptsIn(BaseModel):
+class AttemptsGrantIn(BaseModel):
     model_config = with_example({"add": 1}, forbid_extra=True)
 
     add: Annotated[StrictInt, Field(ge=1, le=EXTRA_ATTEMPTS_MAX)]
 
 
-class AttemptsOut(Schema):
+class AttemptsGrantOut(Schema):
     model_config = with_example(
         {"leaderboard": "weekly-cup", "player_id": "ada", "period_id": "2026-W48", "extra": 1, "used": 3, "left": 1}
     )

@@ -95,3 +95,28 @@ def test_it_shows_what_each_error_status_says(schema: dict[str, Any]) -> None:
                 assert validator.is_valid(example["value"]), (method, path, status)
     submit = schema["paths"]["/api/v1/games/{game}/leaderboards/{board}/scores"]["post"]["responses"]
     assert set(submit["429"]["content"]["application/json"]["examples"]) == {"rate_limited", "player_rate_limited"}
+
+
+def test_it_names_each_api_schema_once_across_the_apps() -> None:
+    # The schema's components are keyed by class name: a second EntryOut (a competition's entry)
+    # silently replaced the board entry's, and the join was documented with the wrong shape.
+    import inspect
+
+    from pydantic import BaseModel
+
+    from accounts import api as accounts_api
+    from archive import api as archive_api
+    from competitions import schemas as competition_schemas
+    from core import schemas as core_schemas
+    from games import schemas as game_schemas
+    from presence import api as presence_api
+
+    seen: dict[str, str] = {}
+    clashes = []
+    for module in (core_schemas, game_schemas, competition_schemas, archive_api, presence_api, accounts_api):
+        for name, value in vars(module).items():
+            if inspect.isclass(value) and issubclass(value, BaseModel) and value.__module__ == module.__name__:
+                if name in seen:
+                    clashes.append(f"{name}: {seen[name]} and {module.__name__}")
+                seen[name] = module.__name__
+    assert clashes == []

@@ -125,7 +125,7 @@ def test_it_reads_games_boards_presence_and_archives(server: Server) -> None:
     assert sorted(p["player_id"] for p in who["players"]) == ["ada", "bob"]
     assert ada["online"] is True
     assert GAME in [g["slug"] for g in games] and game["slug"] == GAME
-    assert sorted(b["slug"] for b in boards) == ["kills", "main"]
+    assert {"kills", "main"} <= {b["slug"] for b in boards}  # and those other tests of this server made
     assert archived == {"total": 0, "periods": []}
     assert len(code["code"]) == 8 and code["link_url"].endswith(f"/games/{GAME}/link/")
 

@@ -27,8 +27,8 @@ export type PresenceReport = Schemas["PresenceReportOut"];
 export type PresencePage = Schemas["PresenceOut"];
 export type PlayerPresence = Schemas["PlayerPresenceOut"];
 export type LinkCode = Schemas["LinkCodeOut"];
-export type CompetitionEntry = Schemas["EntryOut"];
-export type AttemptsGranted = Schemas["AttemptsOut"];
+export type CompetitionEntry = Schemas["CompetitionEntryOut"];
+export type AttemptsGranted = Schemas["AttemptsGrantOut"];
 export type ArchivedPeriods = Schemas["ArchivedPeriodsOut"];
 export type Period = "daily" | "weekly" | "monthly" | "all-time" | "custom";
 export interface ScoreItem {

@@ -1160,44 +1160,50 @@ export interface components {
             }[];
         };
         /**
-         * EntryOut
+         * CompetitionEntryOut
          * @example {
-         *       "display_name": "Ada",
-         *       "metadata": {
-         *         "car": "mx-5"
-         *       },
+         *       "attempts_left": 3,
+         *       "attempts_used": 0,
+         *       "entered_at": "2026-11-23T09:15:00.000Z",
+         *       "entrants": 41,
+         *       "leaderboard": "weekly-cup",
+         *       "max_entrants": 100,
+         *       "period_id": "2026-W48",
          *       "player_id": "ada",
-         *       "rank": 3,
-         *       "score": 1200
+         *       "window": "weekly"
          *     }
          */
-        EntryOut: {
-            /** Rank */
-            rank: number;
+        CompetitionEntryOut: {
+            /** Leaderboard */
+            leaderboard: string;
             /** Player Id */
             player_id: string;
-            /** Display Name */
-            display_name: string;
-            /** Score */
-            score: number;
+            /** Window */
+            window: string;
+            /** Period Id */
+            period_id: string;
+            /** Entered At */
+            entered_at: string;
+            /** Entrants */
+            entrants: number;
+            /** Max Entrants */
+            max_entrants: number | null;
+            /** Attempts Used */
+            attempts_used: number;
             /**
-             * Subscore
-             * @description Boards with ties `subscore` only.
+             * Attempts Left
+             * @description null: the board sets no max_attempts.
              */
-            subscore?: number | null;
-            /** Metadata */
-            metadata: {
-                [key: string]: unknown;
-            } | null;
+            attempts_left: number | null;
         };
         /**
-         * EntryIn
+         * CompetitionEntryIn
          * @example {
          *       "display_name": "Ada",
          *       "player_id": "ada"
          *     }
          */
-        EntryIn: {
+        CompetitionEntryIn: {
             /**
              * Player Id
              * @example player-42
@@ -1207,7 +1213,7 @@ export interface components {
             display_name?: string | null;
         };
         /**
-         * AttemptsOut
+         * AttemptsGrantOut
          * @example {
          *       "extra": 1,
          *       "leaderboard": "weekly-cup",
@@ -1217,7 +1223,7 @@ export interface components {
          *       "used": 3
          *     }
          */
-        AttemptsOut: {
+        AttemptsGrantOut: {
             /** Leaderboard */
             leaderboard: string;
             /** Player Id */
@@ -1238,12 +1244,12 @@ export interface components {
             left: number | null;
         };
         /**
-         * AttemptsIn
+         * AttemptsGrantIn
          * @example {
          *       "add": 1
          *     }
          */
-        AttemptsIn: {
+        AttemptsGrantIn: {
             /** Add */
             add: number;
         };
@@ -1702,6 +1708,37 @@ export interface components {
              * @description The page where a signed-in user enters the code.
              */
             link_url: string;
+        };
+        /**
+         * EntryOut
+         * @example {
+         *       "display_name": "Ada",
+         *       "metadata": {
+         *         "car": "mx-5"
+         *       },
+         *       "player_id": "ada",
+         *       "rank": 3,
+         *       "score": 1200
+         *     }
+         */
+        EntryOut: {
+            /** Rank */
+            rank: number;
+            /** Player Id */
+            player_id: string;
+            /** Display Name */
+            display_name: string;
+            /** Score */
+            score: number;
+            /**
+             * Subscore
+             * @description Boards with ties `subscore` only.
+             */
+            subscore?: number | null;
+            /** Metadata */
+            metadata: {
+                [key: string]: unknown;
+            } | null;
         };
         /**
          * FriendsOut
@@ -2664,7 +2701,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["EntryIn"];
+                "application/json": components["schemas"]["CompetitionEntryIn"];
             };
         };
         responses: {
@@ -2677,7 +2714,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EntryOut"];
+                    "application/json": components["schemas"]["CompetitionEntryOut"];
                 };
             };
             /** @description Created */
@@ -2689,7 +2726,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EntryOut"];
+                    "application/json": components["schemas"]["CompetitionEntryOut"];
                 };
             };
             /** @description Bad Request: `bad_host`, `bad_request`, `malformed_json` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
@@ -2830,7 +2867,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AttemptsIn"];
+                "application/json": components["schemas"]["AttemptsGrantIn"];
             };
         };
         responses: {
@@ -2843,7 +2880,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AttemptsOut"];
+                    "application/json": components["schemas"]["AttemptsGrantOut"];
                 };
             };
             /** @description Bad Request: `bad_host`, `bad_request`, `malformed_json` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
