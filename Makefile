@@ -83,6 +83,20 @@ bench-cluster: $(STAMP)
 bench-storm: $(STAMP)
 	$(PY) bench/storm.py
 
+# Issue 22's competitions: 100,000 joins through the API (first come and balanced) beside the join
+# script pipelined into Redis, and a league week of 100,000 entrants settled on PostgreSQL beside a
+# plain COPY (bench/competitions.py, docs/benchmarks.md).
+.PHONY: bench-competitions
+bench-competitions: $(STAMP)
+	$(PY) bench/competitions.py
+
+# Issue 23's webhooks: events written in the outbox, enqueued and delivered to a local receiver beside
+# a bare httpx client posting the same bodies, then with one endpoint hanging past the timeout
+# (bench/webhooks.py, docs/benchmarks.md).
+.PHONY: bench-webhooks
+bench-webhooks: $(STAMP)
+	$(PY) bench/webhooks.py
+
 # Issue 21's review attacks (spoofed addresses, a tenant's boards, reloads, crons, bodies, logs, a
 # database outage) re-run against make run's processes, nginx in front (bench/attacks.py,
 # docs/operations.md).

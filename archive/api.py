@@ -15,9 +15,12 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from pydantic import Field
 
+from competitions.cohorts_api import cohort_board_out
+from competitions.selectors import cohorts as cohort_selectors
 from core import errors
 from core.api import (
     ACTION_ERRORS,
+    COHORT_READ_ERRORS,
     READ_ERRORS,
     Authorized,
     BearerKey,
@@ -28,8 +31,10 @@ from core.api import (
     rendered,
 )
 from core.audit import Actor
+from core.config import BoardConfig
 from core.models import Leaderboard
 from core.schemas import with_example
+from games import selectors as board_reads
 from games.api import (
     Ids,
     Limit,
@@ -46,6 +51,13 @@ from games.api import (
 from games.schemas import BoardOut, FriendsOut, LeaderboardOut, StandingOut, Window
 
 from . import selectors, services
+
+Scope = Query(
+    "board",
+    pattern="^(board|cohort)$",
+    description="board: ranks within the whole board; cohort: within the player's cohort (boards with cohorts, "
+    "in their competing window).",
+)
 
 # The list of a board's archived periods: mounted before games/api.py's reads, whose
 # '/leaderboards/{board}/{period}' would take '.../periods'.
@@ -129,12 +141,13 @@ async def archived_periods(
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/players",
-    response={200: FriendsOut, **READ_ERRORS},
+    response={200: FriendsOut, **COHORT_READ_ERRORS},
     summary="Friends view",
 )
-async def friends(request: HttpRequest, game: str, board: str, period: str, ids: str = Ids) -> Any:
-    """The given players ranked within the whole current period of a window."""
-    return rendered(request, await _friends(game, board, period, None, ids))
+async def friends(request: HttpRequest, game: str, board: str, period: str, ids: str = Ids, scope: str = Scope) -> Any:
+    """The given players ranked within the whole current period of a window (`scope=cohort`:
+    each within their own cohort, listed by that rank)."""
+    return rendered(request, await _friends(game, board, period, None, ids, scope))
 
 
 @router.get(
@@ -148,13 +161,16 @@ async def standing(request: HttpRequest, game: str, board: str, period: str, pla
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/players/{player_id}/around",
-    response={200: BoardOut, **READ_ERRORS},
+    response={200: BoardOut, **COHORT_READ_ERRORS},
     summary="Players around a player",
 )
-async def around(request: HttpRequest, game: str, board: str, period: str, player_id: str, radius: int = Radius) -> Any:
+async def around(
+    request: HttpRequest, game: str, board: str, period: str, player_id: str, radius: int = Radius, scope: str = Scope
+) -> Any:
     """The player with up to `radius` entries each side; the window shifts at the top and
-    bottom of the board so that it stays full where the board allows."""
-    return rendered(request, await _around(game, board, period, None, player_id, radius))
+    bottom of the board so that it stays full where the board allows. `scope=cohort`: within
+    the player's cohort, with `cohort`, `tier` and `cohort_size` added."""
+    return rendered(request, await _around(game, board, period, None, player_id, radius, scope))
 
 
 @router.get(
@@ -170,8 +186,13 @@ async def leaderboard(
     return rendered(request, await _page(game, board, period, None, offset, limit))
 
 
-async def _friends(game: str, board: str, period: str, period_id: str | None, ids: str) -> dict[str, Any]:
+async def _friends(game: str, board: str, period: str, period_id: str | None, ids: str, scope: str) -> dict[str, Any]:
     found = await board_of(game, board)
+    if scope == "cohort":
+        ranked = await cohort_selectors.cohort_friends(
+            board=found, period=period, period_id=period_id, player_ids=player_ids_param(ids)
+        )
+        return {**standings_out(found, ranked.board), "missing": ranked.missing, "cohorts": ranked.cohorts}
     page, missing = await selectors.period_ranked(
         board=found, period=period, period_id=period_id, player_ids=player_ids_param(ids)
     )
@@ -179,18 +200,39 @@ async def _friends(game: str, board: str, period: str, period_id: str | None, id
 
 
 async def _standing(game: str, board: str, period: str, period_id: str | None, player_id: str) -> dict[str, Any]:
+    found = await board_of(game, board)
     standing = await selectors.period_standing(
-        board=await board_of(game, board), period=period, period_id=period_id, player_id=checked_player_id(player_id)
+        board=found, period=period, period_id=period_id, player_id=checked_player_id(player_id)
     )
     if standing is None:
         raise not_on_board(player_id)
-    return entry_json(standing)
+    return {**entry_json(standing), **await _cohort_fields(found, period, period_id, player_id)}
+
+
+async def _cohort_fields(board: BoardConfig, period: str, period_id: str | None, player_id: str) -> dict[str, Any]:
+    """A standing's cohort fields, on boards with cohorts in their competing window (while Redis
+    keeps the period)."""
+    competition = board.competition
+    if competition is None or competition.cohort_size is None or period != competition.window:
+        return {}
+    resolved, _ = board_reads.resolve_period(board=board, period=period, period_id=period_id)
+    found = await cohort_selectors.cohort_standing(board=board, period=resolved, player_id=player_id)
+    if found is None:
+        return {"cohort": None, "cohort_rank": None, "cohort_size": None, "tier": None}
+    return {"cohort": found.cohort, "cohort_rank": found.rank, "cohort_size": found.size, "tier": found.tier}
 
 
 async def _around(
-    game: str, board: str, period: str, period_id: str | None, player_id: str, radius: int
+    game: str, board: str, period: str, period_id: str | None, player_id: str, radius: int, scope: str
 ) -> dict[str, Any]:
     found = await board_of(game, board)
+    if scope == "cohort":
+        within = await cohort_selectors.cohort_around(
+            board=found, period=period, period_id=period_id, player_id=checked_player_id(player_id), radius=radius
+        )
+        if within is None:
+            raise not_on_board(player_id)
+        return cohort_board_out(found.slug, within)
     page = await selectors.period_around(
         board=found, period=period, period_id=period_id, player_id=checked_player_id(player_id), radius=radius
     )
@@ -207,13 +249,13 @@ async def _page(game: str, board: str, period: str, period_id: str | None, offse
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/{period_id}/players",
-    response={200: FriendsOut, **READ_ERRORS},
+    response={200: FriendsOut, **COHORT_READ_ERRORS},
     summary="Friends view of a named period",
 )
 async def friends_named(
-    request: HttpRequest, game: str, board: str, period: str, period_id: str, ids: str = Ids
+    request: HttpRequest, game: str, board: str, period: str, period_id: str, ids: str = Ids, scope: str = Scope
 ) -> Any:
-    return rendered(request, await _friends(game, board, period, period_id, ids))
+    return rendered(request, await _friends(game, board, period, period_id, ids, scope))
 
 
 @router.get(
@@ -229,13 +271,20 @@ async def standing_named(
 
 @router.get(
     "/games/{game}/leaderboards/{board}/{period}/{period_id}/players/{player_id}/around",
-    response={200: BoardOut, **READ_ERRORS},
+    response={200: BoardOut, **COHORT_READ_ERRORS},
     summary="Players around a player in a named period",
 )
 async def around_named(
-    request: HttpRequest, game: str, board: str, period: str, period_id: str, player_id: str, radius: int = Radius
+    request: HttpRequest,
+    game: str,
+    board: str,
+    period: str,
+    period_id: str,
+    player_id: str,
+    radius: int = Radius,
+    scope: str = Scope,
 ) -> Any:
-    return rendered(request, await _around(game, board, period, period_id, player_id, radius))
+    return rendered(request, await _around(game, board, period, period_id, player_id, radius, scope))
 
 
 @router.get(
@@ -269,4 +318,24 @@ async def delete_board(request: HttpRequest, key: Authorized, game: str, board: 
         raise errors.board_not_found(game=key.game, board=board)
     actor = Actor(name=f"api key {key.api_key.prefix}")
     await sync_to_async(services.leaderboard_deactivate)(board=model, by=actor)
+    return Ok(await board_json(game, board))
+
+
+@boards.post(
+    "/games/{game}/leaderboards/{board}/end",
+    response={200: LeaderboardOut, **ACTION_ERRORS},
+    auth=BearerKey(),
+    summary="End a season's competition now (manage key)",
+)
+@authorized(manage=True)
+async def end_competition(request: HttpRequest, key: Authorized, game: str, board: str) -> Ok:
+    """Ends a competing season board now: its season's end (`ends_at`) moves to this instant,
+    it takes no more scores or joins, and its period settles like any end (after
+    `settle_delay_secs`). 409 `not_endable` for a board that does not compete in a season
+    (daily … custom periods end on their own), or whose season is not running."""
+    model = await Leaderboard.objects.select_related("game").filter(game_id=key.game.id, slug=board).afirst()
+    if model is None:
+        raise errors.board_not_found(game=key.game, board=board)
+    actor = Actor(name=f"api key {key.api_key.prefix}")
+    await sync_to_async(services.competition_end)(board=model, by=actor)
     return Ok(await board_json(game, board))

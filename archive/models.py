@@ -93,6 +93,8 @@ class ScoreEvent(models.Model):
         # A competing board's entry (issue 22): a join, and attempts granted (``value``: how many).
         JOIN = "join", "join"
         ATTEMPTS = "attempts", "attempts granted"
+        # A placement in a cohort (``value``: the cohort's index, core/lua/prelude/cohorts.lua).
+        COHORT = "cohort", "cohort placement"
 
     # Both indexed by the composite indexes below that start with them, and with no
     # foreign-key check in the database: the two checks cost the drain's COPY as much as

@@ -243,11 +243,11 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     django.setup()
     from django.db import connection, transaction
 
-    from archive import bulk, ledger, services
+    from archive import ledger, services
     from archive.ledger.events import EVENT_FIELDS, entry_values
     from archive.management.progress import ProgressBar
     from archive.models import ArchivedPeriod, ArchivedStanding, ScoreEvent
-    from core import keys
+    from core import bulk, keys
     from core import services as core_services
     from core.config import GameConfig
     from core.models import Game
@@ -547,27 +547,6 @@ def _ingest_ledger(run: Run, env: dict[str, str], redis_pid: int) -> None:
     _report(measure)
 
 
-def _postgres_create(admin_url: str) -> str | None:
-    """Create the benchmark's database (dropping a leftover); returns its URL, or None if PostgreSQL is not there."""
-    import psycopg
-
-    try:
-        with psycopg.connect(f"{admin_url}/postgres", autocommit=True, connect_timeout=5) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {POSTGRES_DATABASE} WITH (FORCE)")
-            conn.execute(f"CREATE DATABASE {POSTGRES_DATABASE}")
-    except psycopg.OperationalError as error:
-        print(f"PostgreSQL skipped: {str(error).strip()}", file=sys.stderr, flush=True)
-        return None
-    return f"{admin_url}/{POSTGRES_DATABASE}"
-
-
-def _postgres_drop(admin_url: str) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{admin_url}/postgres", autocommit=True, connect_timeout=5) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {POSTGRES_DATABASE} WITH (FORCE)")
-
-
 def _report(measure: Measure) -> None:
     cpu = " ".join(f"{name} {measure.share(name):.0%}" for name in measure.cpu)
     checks = f"  ({'; '.join(measure.checks)})" if measure.checks else ""
@@ -643,7 +622,7 @@ def _measures(run: Run, tmp: Path, redis_url: str, redis_pid: int, env: dict[str
         env = common.bench_env(var_dir=tmp / database, redis_url=redis_url)
         (tmp / database).mkdir(exist_ok=True)
         if database == "postgres":
-            url = _postgres_create(args.postgres_url)
+            url = common.postgres_create(args.postgres_url, POSTGRES_DATABASE)
             if url is None:
                 run.skipped.append("postgres")
                 continue
@@ -916,17 +895,6 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def _postgres_version(admin_url: str) -> str:
-    try:
-        import psycopg
-
-        with psycopg.connect(f"{admin_url}/postgres", connect_timeout=5) as conn:
-            row = conn.execute("SHOW server_version").fetchone()
-            return str(row[0]).split()[0] if row else "unknown"
-    except Exception:  # only for the report header: never fail the run over it
-        return "unknown"
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
     if args.child:
@@ -934,7 +902,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     machine = common.machine_info()
     if "postgres" in args.databases:
-        machine["postgresql"] = _postgres_version(args.postgres_url)
+        machine["postgresql"] = common.postgres_version(args.postgres_url)
     print("machine: " + "; ".join(f"{k}: {v}" for k, v in machine.items()), flush=True)
     run = Run(args=args, machine=machine)
     processes: list[Any] = []
@@ -967,7 +935,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             common.stop_processes(processes)
             if postgres_created and "postgres" not in run.skipped:
-                _postgres_drop(args.postgres_url)
+                common.postgres_drop(args.postgres_url, POSTGRES_DATABASE)
 
     print()
     for name, value in _ratios(run):

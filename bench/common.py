@@ -613,3 +613,40 @@ def batch_body(rng: random.Random, *, size: int, boards: Sequence[str], players:
         for _ in range(size)
     ]
     return json.dumps({"scores": scores}, separators=(",", ":")).encode()
+
+
+# --------------------------------------------------------------------------- PostgreSQL measures
+
+
+def postgres_create(admin_url: str, database: str) -> str | None:
+    """Create a benchmark's own database on the server at ``admin_url`` (dropping a leftover);
+    its URL, or None (said on stderr) when PostgreSQL is not there."""
+    import psycopg
+
+    try:
+        with psycopg.connect(f"{admin_url}/postgres", autocommit=True, connect_timeout=5) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {database}")
+    except psycopg.OperationalError as error:
+        print(f"PostgreSQL skipped: {str(error).strip()}", file=sys.stderr, flush=True)
+        return None
+    return f"{admin_url}/{database}"
+
+
+def postgres_drop(admin_url: str, database: str) -> None:
+    import psycopg
+
+    with psycopg.connect(f"{admin_url}/postgres", autocommit=True, connect_timeout=5) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+
+
+def postgres_version(admin_url: str) -> str:
+    """The server's version for a report's header ("unknown" rather than a failed run)."""
+    try:
+        import psycopg
+
+        with psycopg.connect(f"{admin_url}/postgres", connect_timeout=5) as conn:
+            row = conn.execute("SHOW server_version").fetchone()
+            return str(row[0]).split()[0] if row else "unknown"
+    except Exception:  # only for the report header: never fail the run over it
+        return "unknown"

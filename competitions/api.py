@@ -11,8 +11,8 @@ from core import clock
 from core.api import ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id
 from games import selectors
 
-from . import services
 from .schemas import AttemptsGrantIn, AttemptsGrantOut, CompetitionEntryIn, CompetitionEntryOut
+from .services import entry as services
 
 router = Router(tags=["competitions"])
 
@@ -30,7 +30,11 @@ async def join(request: HttpRequest, key: Authorized, game: str, board: str, pay
     closed (`entry_closed`) or the field is full (`board_full`)."""
     found = selectors.board_or_404(game=key.game, slug=board)
     entry = await services.entry_join(
-        game=key.game, board=found, player_id=payload.player_id, display_name=payload.display_name
+        game=key.game,
+        board=found,
+        player_id=payload.player_id,
+        display_name=payload.display_name,
+        rating=payload.rating,
     )
     competition = found.competition
     body = {
@@ -43,6 +47,8 @@ async def join(request: HttpRequest, key: Authorized, game: str, board: str, pay
         "max_entrants": competition.max_entrants if competition else None,
         "attempts_used": entry.attempts_used,
         "attempts_left": entry.attempts_left,
+        "cohort": entry.cohort,
+        "tier": entry.tier,
     }
     return Ok(body, status=201 if entry.created else 200)
 

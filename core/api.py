@@ -180,6 +180,8 @@ ERRORS = errors(400, 401, 403, 404, 408, 409, 413, 422, 429, 503)
 ACTION_ERRORS = errors(401, 403, 404, 409, 422, 429, 503)
 # A public read: no key and no limits.
 READ_ERRORS = errors(404, 422, 503)
+# Reads that can be asked of a board's cohorts (409 no_cohorts on a board without them).
+COHORT_READ_ERRORS = errors(404, 409, 422, 503)
 
 
 def error_response(request: HttpRequest, error: ServiceError) -> HttpResponse:
@@ -345,6 +347,7 @@ def checked_player_id(value: str) -> str:
 
 __all__ = [
     "ACTION_ERRORS",
+    "COHORT_READ_ERRORS",
     "ERRORS",
     "READ_ERRORS",
     "Authorized",

@@ -24,13 +24,14 @@ The lines, decided here once for every caller:
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 from .board_rules import ALL_TIME, CUSTOM, DAILY, MONTHLY, WEEKLY, RuleError
 
@@ -66,8 +67,25 @@ SETTLE_DELAY_MAX_SECS = 7 * 24 * 3600
 CLAIM_WINDOW_DEFAULT_SECS = 30 * 24 * 3600
 CLAIM_WINDOW_MIN_SECS = 3600
 CLAIM_WINDOW_MAX_SECS = 365 * 24 * 3600
+# A rating given at join (``cohort_by: rating``): any skill scale a studio uses, bounded so that
+# it stays exact everywhere (Redis scores, JSON, the ledger's bigint).
+RATING_MAX = 10**12
+# A cohort's index: its tier's place x COHORT_STRIDE + its number within the tier (from 1). Far
+# above the most cohorts a tier can have (MAX_ENTRANTS_MAX / COHORT_SIZE_MIN), and every index
+# stays exact as a Redis score (20 tiers x 1e9 < 2^53). core/lua/prelude/cohorts.lua is the twin.
+COHORT_STRIDE = 1_000_000_000
+# Balanced cohorts without an entry window hold the first entrants this long at most, then split
+# them; later joiners fill the smallest cohort (the issue's "entry stays open" case).
+BALANCED_HOLD_MAX_SECS = 3600
+# ... and never more than this share of the period (a 20-minute custom period holds 5 minutes).
+BALANCED_HOLD_PERIOD_DIVISOR = 4
+# A grant's public id, the one a game server claims it by: 'grant_' and 22 url-safe characters,
+# 128 random bits (secrets.token_urlsafe(16)), so that no id can be guessed from another.
+GRANT_ID_PREFIX = "grant_"
+GRANT_ID_RE = r"^grant_[A-Za-z0-9_-]{22}$"
 # Tier slugs name cohorts ("silver-3") and URLs: short, lowercase.
 TIER_SLUG_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$")
+TIER_SLUG_MAX_CHARS = 32
 TIER_NAME_MAX_CHARS = 50
 _COUNT_RE = re.compile(r"^\d{1,9}$")
 _PERCENT_RE = re.compile(r"^(\d{1,3})(?:\.(\d{1,2}))?%$")
@@ -125,13 +143,19 @@ class Tier:
 @dataclass(frozen=True)
 class RewardRule:
     """Ranks ``from_rank``..``to_rank`` (inclusive), or the top ``top_percent`` of the cohort, of
-    ``tier`` (None: any tier) get ``reward``."""
+    ``tier`` (None: any tier) get ``reward``. The reward is kept as its compact JSON text: a
+    board's rules are compared and hashed (its config is), which a dict would not allow."""
 
-    reward: dict[str, Any]
+    reward_text: str
     tier: str | None = None
     from_rank: int | None = None
     to_rank: int | None = None
     top_percent: Fraction | None = None
+
+    @property
+    def reward(self) -> dict[str, Any]:
+        """The studio's reward (a fresh copy each time: callers may keep or change it)."""
+        return cast("dict[str, Any]", json.loads(self.reward_text))
 
     def matches(self, *, tier: str | None, rank: int, size: int) -> bool:
         if self.tier is not None and self.tier != tier:
@@ -166,7 +190,11 @@ class Competition:
         """The first rule that gives a player at ``rank`` (None: no score) in a cohort of ``size``."""
         if rank is None:
             return None
-        return next((r for r in self.rewards if r.matches(tier=tier, rank=rank, size=size)), None)
+        # A plain loop, not next() over a generator: a settlement asks once per entrant.
+        for rule in self.rewards:
+            if rule.matches(tier=tier, rank=rank, size=size):
+                return rule
+        return None
 
 
 # --------------------------------------------------------------------------- parsing
@@ -278,7 +306,7 @@ def _tiers(value: object) -> tuple[Tier, ...]:
     for i, raw in enumerate(value):
         where = f"tiers[{i}]"
         item = _fields(raw, where, ("slug", "name", "promote", "demote"))
-        slug, name = item.get("slug"), item.get("name", item.get("slug"))
+        slug, name = item.get("slug"), item.get("name") or item.get("slug")
         if not isinstance(slug, str) or not TIER_SLUG_RE.match(slug):
             raise RuleError("Up to 32 lowercase letters, digits and inner hyphens.", field=f"{where}.slug")
         if not isinstance(name, str) or not name.strip() or len(name) > TIER_NAME_MAX_CHARS or not name.isprintable():
@@ -325,12 +353,14 @@ def _percent(value: object, field: str) -> Fraction:
     return percent
 
 
-def _reward(value: object, field: str) -> dict[str, Any]:
+def _reward(value: object, field: str) -> str:
+    """The reward as compact JSON text (what is stored with every grant)."""
     if not isinstance(value, dict) or not value:
         raise RuleError('The studio\'s reward, a JSON object: {"coins": 500}.', field=field)
-    if len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()) > REWARD_MAX_BYTES:
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    if len(text.encode()) > REWARD_MAX_BYTES:
         raise RuleError(f"At most {REWARD_MAX_BYTES:,} bytes as compact JSON.", field=field)
-    return value
+    return text
 
 
 def _rewards(value: object, tiers: Sequence[Tier]) -> tuple[RewardRule, ...]:
@@ -348,29 +378,36 @@ def _rewards(value: object, tiers: Sequence[Tier]) -> tuple[RewardRule, ...]:
             message = f"Not a tier; use one of {', '.join(slugs)}." if slugs else "The board has no tiers."
             raise RuleError(message, field=f"{where}.tier")
         reward = _reward(item.get("reward"), f"{where}.reward")
-        if "top_percent" in item:
-            if "from_rank" in item or "to_rank" in item:
+        if item.get("top_percent") is not None:
+            if item.get("from_rank") is not None or item.get("to_rank") is not None:
                 raise RuleError("Either a rank range or top_percent, not both.", field=f"{where}.top_percent")
             rules.append(
-                RewardRule(reward=reward, tier=tier, top_percent=_percent(item["top_percent"], f"{where}.top_percent"))
+                RewardRule(
+                    reward_text=reward, tier=tier, top_percent=_percent(item["top_percent"], f"{where}.top_percent")
+                )
             )
             continue
         low = _whole(item.get("from_rank"), f"{where}.from_rank", 1, RANK_MAX)
-        high = _whole(item.get("to_rank", low), f"{where}.to_rank", low or 1, RANK_MAX)
-        rules.append(RewardRule(reward=reward, tier=tier, from_rank=low, to_rank=high))
+        to_rank = item.get("to_rank")
+        high = _whole(low if to_rank is None else to_rank, f"{where}.to_rank", low or 1, RANK_MAX)
+        rules.append(RewardRule(reward_text=reward, tier=tier, from_rank=low, to_rank=high))
     return tuple(rules)
 
 
 def _fits_together(c: Competition) -> None:
-    if c.cohort_fill == BALANCED and (c.cohort_size is None or c.entry_window_secs is None):
-        raise RuleError(
-            "Balanced cohorts are formed when entry closes: set cohort_size and entry_window_secs.", field="cohort_fill"
-        )
+    if c.cohort_fill == BALANCED and c.cohort_size is None:
+        raise RuleError("Balanced cohorts need a cohort_size.", field="cohort_fill")
+    if c.cohort_by != BY_NONE and c.cohort_size is None:
+        raise RuleError("Cohorts need a cohort_size.", field="cohort_by")
     if c.cohort_by == BY_RATING:
-        if c.cohort_size is None:
-            raise RuleError("Rating bands need a cohort_size.", field="cohort_by")
         if c.entry != JOIN:
             raise RuleError("A rating is given when a player joins: set entry to join.", field="cohort_by")
+        if c.cohort_fill != BALANCED or c.entry_window_secs is None:
+            raise RuleError(
+                "Rating bands are drawn once everyone has joined: set cohort_fill to balanced and an "
+                "entry_window_secs.",
+                field="cohort_by",
+            )
     if c.cohort_by == BY_TIER and not c.tiers:
         raise RuleError("Cohorts by tier need tiers.", field="cohort_by")
     if c.tiers and c.cohort_by != BY_TIER:
@@ -389,6 +426,80 @@ def balanced_sizes(entrants: int, size: int) -> list[int]:
     return [base + 1] * extra + [base] * (count - extra)
 
 
+def cohort_name(index: int, tiers: Sequence[Tier]) -> str:
+    """A cohort's id in the API and on pages: its number ("3"), after its tier's slug in a league
+    ("silver-3")."""
+    place, number = divmod(index, COHORT_STRIDE)
+    return f"{tiers[place].slug}-{number}" if tiers else str(number)
+
+
+def cohort_index(name: str, tiers: Sequence[Tier]) -> int | None:
+    """The index of a cohort id (None when it names none: a wrong tier, not a number)."""
+    slug, _, number = name.rpartition("-") if tiers else ("", "", name)
+    if not number.isascii() or not number.isdigit() or len(number) > 10 or not 1 <= int(number) < COHORT_STRIDE:
+        return None
+    if not tiers:
+        return int(number)
+    places = [t.slug for t in tiers]
+    return places.index(slug) * COHORT_STRIDE + int(number) if slug in places else None
+
+
+def cohort_tier(index: int, tiers: Sequence[Tier]) -> str | None:
+    """The tier a cohort races in (None without tiers)."""
+    return tiers[index // COHORT_STRIDE].slug if tiers else None
+
+
+def cohorts_formed_at(
+    competition: Competition,
+    *,
+    starts_at: dt.datetime | None,
+    ends_at: dt.datetime | None,
+    closes_at: dt.datetime | None,
+) -> dt.datetime | None:
+    """When a period's balanced cohorts are split (None: first come, placed as they enter): when
+    entry closes, else after a hold of an hour at most (a quarter of a shorter period)."""
+    if competition.cohort_size is None or competition.cohort_fill != BALANCED or starts_at is None:
+        return None
+    if closes_at is not None:
+        return closes_at
+    hold = BALANCED_HOLD_MAX_SECS
+    if ends_at is not None:
+        hold = min(hold, int((ends_at - starts_at).total_seconds()) // BALANCED_HOLD_PERIOD_DIVISOR)
+    return starts_at + dt.timedelta(seconds=hold)
+
+
+@dataclass(frozen=True)
+class Held:
+    """An entrant waiting for a balanced split: when they entered, their rating (rating bands)
+    and their tier's place (0 outside a league)."""
+
+    player_id: str
+    entered_ms: int
+    rating: int | None = None
+    tier_place: int = 0
+
+
+def balanced_split(held: Sequence[Held], competition: Competition) -> dict[str, int]:
+    """Each held entrant's cohort index: per tier, ceil(n / size) cohorts whose sizes differ by
+    one at most, filled in join order, or (rating bands) best rating first, so every cohort is a
+    contiguous band of ratings. Deterministic: equal keys fall back to when they entered, then id."""
+    size = competition.cohort_size
+    assert size is not None
+    by_rating = competition.cohort_by == BY_RATING
+    groups: dict[int, list[Held]] = {}
+    for h in held:
+        groups.setdefault(h.tier_place, []).append(h)
+    placed: dict[str, int] = {}
+    for place, members in groups.items():
+        members.sort(key=lambda h: (-(h.rating or 0) if by_rating else 0, h.entered_ms, h.player_id.encode()))
+        start = 0
+        for number, count in enumerate(balanced_sizes(len(members), size), 1):
+            for h in members[start : start + count]:
+                placed[h.player_id] = place * COHORT_STRIDE + number
+            start += count
+    return placed
+
+
 def late_cohort(sizes: Sequence[int], size: int) -> int:
     """Where a player placed after the split goes: the smallest cohort below ``size`` (the first
     of equals), else a new one (its index is ``len(sizes)``)."""
@@ -396,7 +507,9 @@ def late_cohort(sizes: Sequence[int], size: int) -> int:
     return min(open_)[1] if open_ else len(sizes)
 
 
-@dataclass(frozen=True)
+# Slots: a settlement holds one of these per entrant (100,000 and more), a third of the memory
+# of an instance with a __dict__.
+@dataclass(frozen=True, slots=True)
 class Placed:
     """A cohort's entrant at settlement: their rank in the cohort (None without a score) and how
     many scores of theirs the period accepted."""
@@ -427,3 +540,97 @@ def tier_moves(competition: Competition, *, tier: str, cohort: Sequence[Placed])
             move = 0
         moves[placed.player_id] = move
     return moves
+
+
+# --------------------------------------------------------------------------- as the API shows them
+
+
+def league_json(competition: Competition | None) -> dict[str, Any]:
+    """A board's league and reward settings as its JSON shows them (the defaults without a
+    competition)."""
+    if competition is None:
+        return {
+            "tiers": [],
+            "start_tier": "",
+            "min_scores": 0,
+            "rewards": [],
+            "claim_window_secs": CLAIM_WINDOW_DEFAULT_SECS,
+            "settle_delay_secs": 0,
+        }
+    return {
+        "tiers": [tier_json(t) for t in competition.tiers],
+        "start_tier": competition.start_tier,
+        "min_scores": competition.min_scores,
+        "rewards": [reward_json(r) for r in competition.rewards],
+        "claim_window_secs": competition.claim_window_secs,
+        "settle_delay_secs": competition.settle_delay_secs,
+    }
+
+
+def tier_json(tier: Tier) -> dict[str, Any]:
+    """A tier as a board's JSON shows it (its lines as written: "5", "20%"; null for none)."""
+    return {
+        "slug": tier.slug,
+        "name": tier.name,
+        "promote": None if tier.promote == NO_CUT else tier.promote.text,
+        "demote": None if tier.demote == NO_CUT else tier.demote.text,
+    }
+
+
+def reward_json(rule: RewardRule) -> dict[str, Any]:
+    """A reward rule as a board's JSON shows it: a rank range or a top percentage, never both."""
+    shown: dict[str, Any] = {"tier": rule.tier}
+    if rule.top_percent is not None:
+        shown["top_percent"] = float(rule.top_percent)
+    else:
+        shown.update(from_rank=rule.from_rank, to_rank=rule.to_rank)
+    return {**shown, "reward": rule.reward}
+
+
+# --------------------------------------------------------------------------- a cohort's outcome
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a period's settlement gives one entrant of a cohort."""
+
+    player_id: str
+    rank: int | None  # within the cohort; None without a score
+    tier: str | None  # the tier they raced in (None outside a league)
+    move: int  # +1 up a tier, -1 down, 0 stays (always 0 outside a league)
+    tier_after: str | None
+    reward: dict[str, Any] | None
+
+
+def cohort_outcomes(competition: Competition, *, tier: str | None, cohort: Sequence[Placed]) -> list[Outcome]:
+    """Each entrant's tier move and reward, by their rank within the cohort (module docstring:
+    the lines, ties at them, idle players, the first matching reward)."""
+    moves = tier_moves(competition, tier=tier, cohort=cohort) if tier is not None else {}
+    place = competition.tier_index(tier) if tier is not None else 0
+    outcomes = []
+    for placed in cohort:
+        move = moves.get(placed.player_id, 0)
+        rule = competition.reward_for(tier=tier, rank=placed.rank, size=len(cohort))
+        outcomes.append(
+            Outcome(
+                player_id=placed.player_id,
+                rank=placed.rank,
+                tier=tier,
+                move=move,
+                tier_after=competition.tiers[place + move].slug if tier is not None else None,
+                reward=None if rule is None else rule.reward,
+            )
+        )
+    return outcomes
+
+
+def ranks_in(entries: Sequence[tuple[str, int, str]], *, shared: bool) -> dict[str, int]:
+    """Competition ranks of (player_id, sort base, member) rows in the board's order: ascending
+    base, then the member's bytes; equal bases share a rank when ties are shared."""
+    ranks: dict[str, int] = {}
+    rank, previous = 0, None
+    for position, (player_id, base, _) in enumerate(sorted(entries, key=lambda e: (e[1], e[2])), 1):
+        if not shared or base != previous:
+            rank, previous = position, base
+        ranks[player_id] = rank
+    return ranks

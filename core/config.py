@@ -24,6 +24,7 @@ from .models import SLUG_MAX_CHARS, ApiKey, Game, Leaderboard
 from .redis import get_redis
 
 logger = logging.getLogger(__name__)
+_DESC: str = str(Leaderboard.Order.DESC.value)
 
 
 @dataclass(frozen=True)
@@ -59,11 +60,16 @@ class BoardConfig:
     max_entrants: int | None = None
     entry_window_secs: int | None = None
     max_attempts: int | None = None
+    cohort_size: int | None = None
+    cohort_fill: str = competition_rules.FIRST_COME
+    cohort_by: str = competition_rules.BY_NONE
     competition: Competition | None = None
 
     @property
     def higher_is_better(self) -> bool:
-        return self.order == Leaderboard.Order.DESC
+        # Against the plain string: comparing with the enum member costs ten times as much, and
+        # a settlement asks once per entrant.
+        return self.order == _DESC
 
     @property
     def ref(self) -> str:
@@ -127,6 +133,9 @@ class BoardConfig:
             max_entrants=board.max_entrants,
             entry_window_secs=board.entry_window_secs,
             max_attempts=board.max_attempts,
+            cohort_size=board.cohort_size,
+            cohort_fill=board.cohort_fill,
+            cohort_by=board.cohort_by,
             competition=_competition(board, game),
         )
 

@@ -71,6 +71,35 @@ def entry_extra(board_key: str) -> str:
     return f"{board_key}:extra"
 
 
+def entry_cohorts(board_key: str) -> str:
+    """ZSET player_id -> the index of their cohort (core/lua/prelude/cohorts.lua), of a competing
+    board's period with ``cohort_size``: who is in which race. Expires with the board."""
+    return f"{board_key}:cohorts"
+
+
+def entry_cohort_sizes(board_key: str) -> str:
+    """ZSET cohort index (12 digits) -> its tier's place x 2048 + its entrants: where the next
+    entrant goes (the smallest cohort of a tier with room is one range read). Expires with the board."""
+    return f"{board_key}:cohort-sizes"
+
+
+def entry_cohort_state(board_key: str) -> str:
+    """HASH of a period's cohorts: 'n:<tier place>' cohorts made, 'last:<tier place>' the newest,
+    'placed' once a balanced split ran. Expires with the board."""
+    return f"{board_key}:cohort-state"
+
+
+def entry_ratings(board_key: str) -> str:
+    """HASH player_id -> the rating they joined with (``cohort_by: rating``). Expires with the board."""
+    return f"{board_key}:ratings"
+
+
+def league_tiers(ref: str) -> str:
+    """HASH player_id -> their tier slug on a league board: the database's copy, which
+    settlement writes and a join reads (a player without one starts in ``start_tier``)."""
+    return f"lb:{_tag(ref)}:league-tiers"
+
+
 def tie_clock(ref: str) -> str:
     """STRING: the board's hybrid clock, the last moment given to an entry (ties 'earliest'
     and 'subscore'), so that the next is always later."""
@@ -129,6 +158,13 @@ def dirty(ref: str) -> str:
 def board_version(board_key: str) -> str:
     """Counter of the standings messages sent for one board; expires with the board."""
     return f"{board_key}:version"
+
+
+def live_cohorts(ref: str) -> str:
+    """ZSET '<window>:<cohort index>:<process>' -> when that web process's live interest in the
+    cohort lapses (ms): the cohorts of a board some live socket watches, so the broadcaster
+    reads only those. Goes with its last member's interest (PEXPIRE)."""
+    return f"lb:{_tag(ref)}:live-cohorts"
 
 
 def live_periods(ref: str) -> str:
@@ -458,3 +494,37 @@ def login_failures_ip(ip: str) -> str:
 def signups_ip(ip: str) -> str:
     """ZSET sliding window of accounts created from one client address (IPv6: one /64)."""
     return f"signup:{{accounts}}:ip:{ip}"
+
+
+# Webhook deliveries (webhooks/): one queue for the whole service, under one hash tag, so that
+# a claim, an ack and a reap each touch one slot. Its size is the pending deliveries, which
+# the database bounds and the sweep keeps in step.
+_WEBHOOKS = "{webhooks}"
+
+
+def webhook_due() -> str:
+    """ZSET '<endpoint pk>:<delivery pk, 12 digits>' -> when due (ms); ties go in delivery order."""
+    return f"jobs:{_WEBHOOKS}:due"
+
+
+def webhook_claims() -> str:
+    """ZSET of claimed deliveries scored by their visibility deadline (ms), which is the claim's
+    token: the reaper makes those whose deadline passed due again."""
+    return f"jobs:{_WEBHOOKS}:claimed"
+
+
+def webhook_parked() -> str:
+    """ZSET of due deliveries of endpoints at their concurrency limit, all scored 0, so that an
+    endpoint's sort together by name ('<endpoint>:<delivery>') and leave in delivery order as
+    its requests finish."""
+    return f"jobs:{_WEBHOOKS}:parked"
+
+
+def webhook_inflight() -> str:
+    """HASH endpoint pk -> its claimed deliveries (at most WEBHOOK_ENDPOINT_CONCURRENCY)."""
+    return f"jobs:{_WEBHOOKS}:inflight"
+
+
+def webhook_runner() -> str:
+    """STRING lock held by the one delivery run at a time (expires if its process dies)."""
+    return f"jobs:{_WEBHOOKS}:runner"

@@ -129,7 +129,8 @@ LEDGER_DRAINED = Counter(
 )
 CLOSE_JOBS_CLAIMED = Counter(
     "leaderboard_close_jobs_claimed_total",
-    "Period close jobs claimed by a worker, by how they ended: archived, failed (retried later), or lost "
+    "Period close jobs claimed by a worker, by how they ended: archived, failed (retried later), deferred "
+    "(a competing period's review buffer still runs), or lost "
     "(the claim ran out first).",
     ["result"],
 )
@@ -146,6 +147,17 @@ EVENT_DELIVERIES = Counter(
     "leaderboard_event_deliveries_total",
     "Handler calls of domain events, by result: delivered, or failed (called again after a backoff).",
     ["result"],
+)
+
+WEBHOOK_ATTEMPTS = Counter(
+    "leaderboard_webhook_attempts_total",
+    "Webhook requests by result: delivered (2xx), retry (to be sent again) or failed (for good).",
+    ["result"],
+)
+WEBHOOK_ATTEMPT_SECONDS = Histogram(
+    "leaderboard_webhook_attempt_duration_seconds",
+    "One webhook request, from resolving its host to the receiver's answer (or the timeout).",
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
 
 REDIS_POOL_WAITS = Counter(

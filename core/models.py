@@ -36,6 +36,12 @@ ERASED_PLAYER_NAME = "deleted player"
 ERASED_PLAYER_PREFIX = "~"
 
 
+def erased_player_id() -> str:
+    """A stand-in id for an erased player's row: never a valid player id, and unique within
+    its period (a player has one row per period)."""
+    return ERASED_PLAYER_PREFIX + secrets.token_hex(6)
+
+
 def is_player_id(value: object) -> bool:
     """The one check every entry point uses."""
     return isinstance(value, str) and len(value) <= PLAYER_ID_MAX_CHARS and _PLAYER_ID.fullmatch(value) is not None
@@ -115,6 +121,15 @@ COMPETITION_FIELDS: tuple[str, ...] = (
     "max_entrants",
     "entry_window_secs",
     "max_attempts",
+    "cohort_size",
+    "cohort_fill",
+    "cohort_by",
+    "tiers",
+    "start_tier",
+    "min_scores",
+    "rewards",
+    "claim_window_secs",
+    "settle_delay_secs",
 )
 # The column's range on PostgreSQL (a PositiveIntegerField): 68 years, past any period but a
 # season's, whose entry then closes with it anyway.
@@ -183,6 +198,16 @@ class Leaderboard(models.Model):
         OPEN = competition_rules.OPEN, "open (a first score enters)"
         JOIN = competition_rules.JOIN, "join (a player joins first)"
 
+    class CohortFill(models.TextChoices):
+        FIRST_COME = competition_rules.FIRST_COME, "first come (in the order they enter)"
+        BALANCED = competition_rules.BALANCED, "balanced (split evenly once entry closes)"
+
+    # Tiers come with leagues; until then a board's cohorts are by nothing or by rating.
+    class CohortBy(models.TextChoices):
+        NONE = competition_rules.BY_NONE, "none"
+        RATING = competition_rules.BY_RATING, "rating (bands of the rating given at join)"
+        TIER = competition_rules.BY_TIER, "tier (a league: cohorts within each tier)"
+
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="leaderboards")
     slug = models.CharField(max_length=SLUG_MAX_CHARS, validators=[RegexValidator(SLUG_RE, SLUG_MESSAGE)])
     name = models.CharField(max_length=100, validators=[validate_single_line])
@@ -244,6 +269,54 @@ class Leaderboard(models.Model):
     max_attempts = models.PositiveIntegerField(
         null=True, blank=True, help_text="Scores a period accepts from each player at most; empty: any number."
     )
+    cohort_size = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Entrants race in cohorts of at most this many (2 to 1,000); empty: one race for all.",
+    )
+    cohort_fill = models.CharField(
+        max_length=10,
+        choices=CohortFill.choices,
+        default=CohortFill.FIRST_COME,
+        help_text="How entrants are placed in cohorts.",
+    )
+    cohort_by = models.CharField(
+        max_length=10,
+        choices=CohortBy.choices,
+        default=CohortBy.NONE,
+        help_text="What a cohort's entrants have in common.",
+    )
+    tiers = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='A league\'s tiers, bottom first: [{"slug": "bronze", "name": "Bronze", "promote": "5"}, '
+        '{"slug": "silver", "promote": "20%", "demote": "5"}, ...]; empty: no league.',
+    )
+    start_tier = models.CharField(
+        max_length=32, blank=True, help_text="The tier a new player starts in; empty: the bottom one."
+    )
+    min_scores = models.PositiveIntegerField(
+        default=0, help_text="Scores a player needs in a period to keep their tier (idle players drop one)."
+    )
+    rewards = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='The reward table, first match wins: [{"from_rank": 1, "to_rank": 3, "reward": {"coins": 500}}, '
+        '{"tier": "gold", "top_percent": 10, "reward": {...}}]; ranks within the cohort.',
+    )
+    claim_window_secs = models.PositiveIntegerField(
+        default=competition_rules.CLAIM_WINDOW_DEFAULT_SECS,
+        validators=[
+            MinValueValidator(competition_rules.CLAIM_WINDOW_MIN_SECS),
+            MaxValueValidator(competition_rules.CLAIM_WINDOW_MAX_SECS),
+        ],
+        help_text="How long a grant waits to be claimed before it expires.",
+    )
+    settle_delay_secs = models.PositiveIntegerField(
+        default=0,
+        validators=[MaxValueValidator(competition_rules.SETTLE_DELAY_MAX_SECS)],
+        help_text="A review buffer between a period's end and its settlement (moderation in it counts).",
+    )
     active = models.BooleanField(default=True, help_text="Inactive boards refuse scores; their archives stay.")
     # A board taken out of play and brought back within one period starts a new generation of
     # that period (games/periods.py): its scores from then on never join the archive made when it
@@ -304,7 +377,9 @@ class Leaderboard(models.Model):
         try:
             self.competition()
         except board_rules.RuleError as exc:
-            return {exc.field: str(exc)}
+            # A nested setting ('tiers[1].promote') is reported on its field, naming the path.
+            field = re.split(r"[.\[]", exc.field, maxsplit=1)[0]
+            return {field: str(exc) if field == exc.field else f"{exc.field}: {exc}"}
         return {}
 
     def _schedule_errors(self) -> dict[str, str]:
@@ -446,6 +521,13 @@ class AuditEntry(models.Model):
         ERASE = "erase", "erased a player"
         DELETE_GAME = "delete_game", "deleted a game"
         CLOSE_BOARD = "close_board", "took a leaderboard out of play"
+        END_COMPETITION = "end_competition", "ended a season's competition now"
+        WEBHOOK_CREATE = "webhook_create", "registered a webhook endpoint"
+        WEBHOOK_UPDATE = "webhook_update", "changed a webhook endpoint"
+        WEBHOOK_DELETE = "webhook_delete", "deleted a webhook endpoint"
+        WEBHOOK_ROTATE = "webhook_rotate", "rotated a webhook endpoint's secret"
+        WEBHOOK_TEST = "webhook_test", "sent a webhook test event"
+        WEBHOOK_REPLAY = "webhook_replay", "replayed webhook deliveries"
 
     at = models.DateTimeField()
     actor = models.ForeignKey(

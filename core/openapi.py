@@ -23,7 +23,7 @@ import datetime as dt
 from http import HTTPStatus
 from typing import Any
 
-from . import errors, models
+from . import competition_rules, errors, models
 from .errors import ServiceError
 from .schemas import SINGLE_LINE_PATTERN
 
@@ -35,6 +35,7 @@ _PLAYER_ID = "(?=[A-Za-z0-9_.:-]{1,64}(?:,|$))\\.*[A-Za-z0-9_:-][A-Za-z0-9_.:-]*
 # Path parameters the views check themselves (422 with their own messages), by name.
 PATH_SCHEMAS: dict[str, dict[str, Any]] = {
     "player_id": {"minLength": 1, "maxLength": 64, "pattern": models.PLAYER_ID_RE},
+    "grant_id": {"pattern": competition_rules.GRANT_ID_RE},
 }
 # Query parameters the views check themselves (with their own 422 messages), by name.
 QUERY_SCHEMAS: dict[str, dict[str, Any]] = {
@@ -121,6 +122,8 @@ _SEASON_END = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
 
 # When the examples' weekly period closed its entry: an hour after it started.
 _ENTRY_CLOSED = dt.datetime(2026, 11, 23, 1, 0, tzinfo=dt.UTC)
+# When the examples' reward stopped being claimable: 30 days after the week settled.
+_CLAIM_ENDED = dt.datetime(2026, 12, 30, 0, 2, tzinfo=dt.UTC)
 
 
 def _samples() -> dict[str, ServiceError]:
@@ -140,6 +143,10 @@ def _samples() -> dict[str, ServiceError]:
         errors.board_not_found(game=_Tetris(), board="main"),
         errors.period_not_found("This leaderboard keeps no monthly window."),
         errors.not_found("Player 'ada' has no score on this board."),
+        errors.reward_not_found(grant_id="grant_h7Kq2XbN0vLw9RtYc3ZpEg"),
+        errors.webhook_not_found(what="endpoint 'ep_3kTq9XbN0vLw9RtYc3ZpEg'", field="endpoint_id"),
+        errors.webhook_limit(limit=20),
+        errors.webhook_disabled(reason="The endpoint answered 410 Gone."),
         errors.method_not_allowed(),
         errors.body_timeout(secs=10),
         errors.board_closed(board="main", active=True, ends_at=_SEASON_END),
@@ -148,10 +155,16 @@ def _samples() -> dict[str, ServiceError]:
         errors.board_limit(limit=200),
         errors.conflict("The board was created meanwhile; retry.", field="slug"),
         errors.not_competing(board="main"),
+        errors.not_a_league(board="main"),
         errors.not_entered(board="weekly-cup", period_id="2026-W48"),
         errors.entry_closed(period_id="2026-W48", closed_at=_ENTRY_CLOSED),
         errors.board_full(period_id="2026-W48", max_entrants=100),
         errors.attempts_exhausted(period_id="2026-W48", used=3, allowed=3),
+        errors.no_cohorts(board="main", message="This leaderboard has no cohorts."),
+        errors.not_settled(period_id="2026-W48"),
+        errors.not_endable(board="weekly-cup"),
+        errors.cohort_not_found(cohort="9", period_id="2026-W48"),
+        errors.reward_expired(grant_id="grant_h7Kq2XbN0vLw9RtYc3ZpEg", expires_at=_CLAIM_ENDED),
         errors.body_too_large(),
         errors.metadata_too_large(size=731, limit=512),
         errors.invalid("score", "This field is required."),
@@ -197,15 +210,41 @@ KEY_ERRORS = (
     "game_not_found",
     "rate_limited",
 )
+# The webhook operations (webhooks/api.py), by function: every one takes a manage key.
+_WEBHOOK_OPERATIONS: dict[str, tuple[str, ...]] = {
+    "list_webhooks": (),
+    "create_webhook": ("webhook_limit",),
+    "event_log": ("invalid", "webhook_not_found"),
+    "get_webhook": ("webhook_not_found",),
+    "patch_webhook": ("webhook_not_found",),
+    "delete_webhook": ("webhook_not_found",),
+    "rotate_secret": ("webhook_not_found",),
+    "test_webhook": ("webhook_not_found", "webhook_disabled"),
+    "list_deliveries": ("webhook_not_found", "invalid"),
+    "get_delivery": ("webhook_not_found",),
+    "replay_delivery": ("webhook_not_found", "webhook_disabled"),
+    "replay_failed": ("webhook_not_found", "webhook_disabled"),
+}
 # The operations only a manage key may call (@authorized(manage=True)).
 MANAGE_OPERATIONS = frozenset(
-    {"games_api_put_board", "games_api_patch_board", "archive_api_delete_board", "competitions_api_grant_attempts"}
+    {
+        "games_api_put_board",
+        "games_api_patch_board",
+        "archive_api_delete_board",
+        "archive_api_end_competition",
+        "competitions_api_grant_attempts",
+        *(f"webhooks_api_{name}" for name in _WEBHOOK_OPERATIONS),
+    }
 )
 _READ = ("game_not_found", "board_not_found", "period_not_found", "invalid")
 _STANDING = (*_READ, "not_found")
+# Reads that take scope=cohort, and the cohort reads (issue 22).
+_COHORTS = (*_READ, "no_cohorts")
+_COHORT_STANDING = (*_STANDING, "no_cohorts")
 # What each operation can answer besides its kind's codes: its own. docs/api.md says the same
 # per endpoint, and tests/contract/ checks every error the running server answers against it.
 OPERATION_ERRORS: dict[str, tuple[str, ...]] = {
+    **{f"webhooks_api_{name}": codes for name, codes in _WEBHOOK_OPERATIONS.items()},
     "games_api_submit_score": (
         "board_not_found",
         "board_closed",
@@ -234,6 +273,15 @@ OPERATION_ERRORS: dict[str, tuple[str, ...]] = {
         "ledger_full",
     ),
     "competitions_api_grant_attempts": ("board_not_found", "board_closed", "not_competing", "invalid", "ledger_full"),
+    "competitions_rewards_api_player_rewards": ("invalid",),
+    "competitions_rewards_api_claim_reward": ("invalid", "reward_not_found", "reward_expired"),
+    "competitions_rewards_api_player_league": (
+        "game_not_found",
+        "board_not_found",
+        "invalid",
+        "not_found",
+        "not_a_league",
+    ),
     # Each item's refusal is inside the 200 (BATCH_ITEM_ERRORS); the request as a whole: its body.
     "games_api_submit_batch": ("invalid",),
     "games_api_put_board": ("invalid", "board_has_scores", "competition_running", "board_limit", "conflict"),
@@ -253,12 +301,19 @@ OPERATION_ERRORS: dict[str, tuple[str, ...]] = {
     "accounts_api_link_code": ("invalid", "player_hidden", "link_code_limit", "link_code_unavailable"),
     "archive_api_leaderboard": _READ,
     "archive_api_leaderboard_named": _READ,
-    "archive_api_friends": _READ,
-    "archive_api_friends_named": _READ,
+    "archive_api_friends": _COHORTS,
+    "archive_api_friends_named": _COHORTS,
     "archive_api_standing": _STANDING,
     "archive_api_standing_named": _STANDING,
-    "archive_api_around": _STANDING,
-    "archive_api_around_named": _STANDING,
+    "archive_api_around": _COHORT_STANDING,
+    "archive_api_around_named": _COHORT_STANDING,
+    "competitions_settlement_api_settlement_preview": (*_READ, "not_competing"),
+    "competitions_settlement_api_settlement": (*_READ, "not_competing", "not_settled"),
+    "archive_api_end_competition": ("board_not_found", "not_endable"),
+    "competitions_cohorts_api_cohorts": _COHORTS,
+    "competitions_cohorts_api_cohorts_named": _COHORTS,
+    "competitions_cohorts_api_cohort": (*_COHORTS, "cohort_not_found"),
+    "competitions_cohorts_api_cohort_named": (*_COHORTS, "cohort_not_found"),
 }
 # The codes an item of a batch can carry in its `error` (the single score's refusals).
 BATCH_OPERATION = "games_api_submit_batch"

@@ -15,7 +15,7 @@ from ninja import Query, Router
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
-from core import clock, config, errors, text
+from core import clock, competition_rules, config, errors, text
 from core.api import ERRORS, READ_ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id, game_or_404
 from core.api import errors as error_responses
 from core.errors import ServiceError
@@ -253,17 +253,24 @@ def _competition_out(board: config.BoardConfig, current: list[periods.Period]) -
     if rules is None:
         return None
     period = next(p for p in current if p.kind == rules.window)
+    closes = periods.entry_closes_at(period, rules.entry_window_secs)
     return {
         "window": rules.window,
         "entry": rules.entry,
         "max_entrants": rules.max_entrants,
         "entry_window_secs": rules.entry_window_secs,
         "max_attempts": rules.max_attempts,
+        "cohort_size": rules.cohort_size,
+        "cohort_fill": rules.cohort_fill,
+        "cohort_by": rules.cohort_by,
+        **competition_rules.league_json(rules),
         "period": {
             "id": period.id,
             "starts_at": period.starts_at,
-            "entry_closes_at": periods.entry_closes_at(period, rules.entry_window_secs),
+            "entry_closes_at": closes,
+            "cohorts_at": periods.cohorts_formed_at(period, rules),
             "ends_at": period.ends_at,
+            "settles_at": periods.settles_at(period, rules),
         },
     }
 
@@ -292,6 +299,10 @@ def board_out(board: config.BoardConfig) -> dict[str, Any]:
         "max_entrants": board.max_entrants,
         "entry_window_secs": board.entry_window_secs,
         "max_attempts": board.max_attempts,
+        "cohort_size": board.cohort_size,
+        "cohort_fill": board.cohort_fill,
+        "cohort_by": board.cohort_by,
+        **competition_rules.league_json(board.competition),
         "competition": _competition_out(board, current),
         "active": board.active,
         "open": board.is_open(clock.now()),

@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from core import clock, errors, keys
+from core.board_rules import RuleError
 from core.config import BoardConfig
 from core.errors import ServiceError
 from core.models import COMPETITION_FIELDS, Game, Leaderboard
@@ -105,6 +106,10 @@ def _save(board: Leaderboard, changed: set[str]) -> Leaderboard:
         board.full_clean()
     except ValidationError as error:
         raise _invalid(error) from None
+    try:
+        board.competition()  # passed full_clean; asked again for the exact path ('tiers[1].promote')
+    except RuleError as error:
+        raise errors.invalid(error.field, str(error)) from None
     _check_competition(board, changed)
     try:
         with transaction.atomic():
@@ -112,6 +117,14 @@ def _save(board: Leaderboard, changed: set[str]) -> Leaderboard:
     except IntegrityError:
         raise errors.conflict("The board was created meanwhile; retry.", field="slug") from None
     return board
+
+
+def _stored(field: str, value: Any) -> Any:
+    """A setting as the board stores it: a league's tiers and reward rules without the keys a
+    request left out (null), so that what is stored reads back as it was written."""
+    if field in ("tiers", "rewards") and isinstance(value, list):
+        return [{k: v for k, v in item.items() if v is not None} if isinstance(item, dict) else item for item in value]
+    return value
 
 
 def leaderboard_put(*, game: Game, slug: str, settings: dict[str, Any]) -> tuple[Leaderboard, bool]:
@@ -127,7 +140,7 @@ def leaderboard_put(*, game: Game, slug: str, settings: dict[str, Any]) -> tuple
     before = {f: getattr(board, f) for f in SETTINGS}
     fresh = Leaderboard(game=game, slug=slug)
     for field in SETTINGS:
-        setattr(board, field, settings.get(field, getattr(fresh, field)))
+        setattr(board, field, _stored(field, settings.get(field, getattr(fresh, field))))
     if not board.name:
         board.name = slug.replace("-", " ").capitalize()
     if not board.active:
@@ -154,6 +167,7 @@ def leaderboard_patch(*, board: Leaderboard, changes: dict[str, Any]) -> Leaderb
     for field, value in changes.items():
         if field not in SETTINGS:
             raise errors.invalid(field, f"Unknown setting {field!r}.")
+        value = _stored(field, value)
         if getattr(board, field) != value:
             setattr(board, field, value)
             changed.add(field)

@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from core import board_rules
+from core import board_rules, competition_rules
+from core.competition_rules import Competition
 from core.config import BoardConfig
 
 DAILY = "daily"
@@ -274,6 +275,24 @@ def entry_closes_at(period: Period, entry_window_secs: int | None) -> dt.datetim
     except OverflowError:  # past the calendar's end: the period ends first, if it ever does
         return period.ends_at
     return closes if period.ends_at is None else min(closes, period.ends_at)
+
+
+def cohorts_formed_at(period: Period, competition: Competition) -> dt.datetime | None:
+    """When a competing ``period``'s balanced cohorts are split (None where entrants are placed
+    as they enter, or without cohorts)."""
+    return competition_rules.cohorts_formed_at(
+        competition,
+        starts_at=period.starts_at,
+        ends_at=period.ends_at,
+        closes_at=entry_closes_at(period, competition.entry_window_secs),
+    )
+
+
+def settles_at(period: Period, competition: Competition) -> dt.datetime | None:
+    """When a competing ``period`` settles: its end after the review buffer (None if it never ends)."""
+    if period.ends_at is None:
+        return None
+    return period.ends_at + dt.timedelta(seconds=competition.settle_delay_secs)
 
 
 def board_current(board: BoardConfig, now: dt.datetime) -> list[Period]:

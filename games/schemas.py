@@ -9,7 +9,17 @@ from typing import Annotated, Any, Literal, get_args
 from ninja import Schema
 from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, Field, StrictInt
 
-from core.competition_rules import MAX_ATTEMPTS_MAX, MAX_ENTRANTS_MAX
+from core.competition_rules import (
+    CLAIM_WINDOW_DEFAULT_SECS,
+    CLAIM_WINDOW_MAX_SECS,
+    CLAIM_WINDOW_MIN_SECS,
+    COHORT_SIZE_MAX,
+    COHORT_SIZE_MIN,
+    MAX_ATTEMPTS_MAX,
+    MAX_ENTRANTS_MAX,
+    RANK_MAX,
+    SETTLE_DELAY_MAX_SECS,
+)
 from core.models import ENTRY_WINDOW_MAX_SECS, MAX_BATCH_ITEMS, MAX_SAFE_SCORE
 from core.schemas import ErrorOut, PlayerId, SingleLine, with_example
 
@@ -68,6 +78,50 @@ Entry = Literal["open", "join"]
 MaxEntrants = Annotated[StrictInt, Field(ge=1, le=MAX_ENTRANTS_MAX, examples=[50])]
 EntryWindowSecs = Annotated[StrictInt, Field(ge=1, le=ENTRY_WINDOW_MAX_SECS, examples=[3600])]
 MaxAttempts = Annotated[StrictInt, Field(ge=1, le=MAX_ATTEMPTS_MAX, examples=[3])]
+CohortSize = Annotated[StrictInt, Field(ge=COHORT_SIZE_MIN, le=COHORT_SIZE_MAX, examples=[30])]
+CohortFill = Literal["first_come", "balanced"]
+CohortBy = Literal["none", "rating", "tier"]
+MinScores = Annotated[StrictInt, Field(ge=0, le=MAX_ATTEMPTS_MAX, examples=[1])]
+ClaimWindowSecs = Annotated[StrictInt, Field(ge=CLAIM_WINDOW_MIN_SECS, le=CLAIM_WINDOW_MAX_SECS, examples=[604800])]
+SettleDelaySecs = Annotated[StrictInt, Field(ge=0, le=SETTLE_DELAY_MAX_SECS, examples=[3600])]
+Line = Annotated[str, Field(max_length=10, examples=["5", "20%"])] | Annotated[StrictInt, Field(ge=0, le=1000)]
+
+
+class TierSetting(BaseModel):
+    """One tier of a league (listed bottom first)."""
+
+    model_config = with_example(
+        {"slug": "silver", "name": "Silver", "promote": "5", "demote": "20%"}, forbid_extra=True
+    )
+
+    slug: Annotated[str, Field(pattern=r"^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$")]
+    name: Annotated[SingleLine, Field(max_length=50)] | None = Field(
+        default=None, description="Shown; the slug if left out."
+    )
+    promote: Line | None = Field(
+        default=None, description='Who moves up from each cohort: a count ("5") or a share ("20%"); none at the top.'
+    )
+    demote: Line | None = Field(default=None, description="Who moves down, likewise; none at the bottom.")
+
+
+class RewardSetting(BaseModel):
+    """One rule of the reward table: a rank range or a top percentage (within the cohort)."""
+
+    model_config = with_example(
+        {"tier": "gold", "from_rank": 1, "to_rank": 3, "reward": {"coins": 500}}, forbid_extra=True
+    )
+
+    tier: str | None = Field(default=None, description="Only this tier's cohorts; left out: every tier.")
+    from_rank: Annotated[StrictInt, Field(ge=1, le=RANK_MAX)] | None = None
+    to_rank: Annotated[StrictInt, Field(ge=1, le=RANK_MAX)] | None = Field(
+        default=None, description="Inclusive; from_rank's if left out."
+    )
+    top_percent: Annotated[float, Field(gt=0, le=100)] | None = Field(
+        default=None, description="Instead of a rank range: the top this share of the cohort (two decimals at most)."
+    )
+    reward: dict[str, Any] = Field(description="The studio's own object, at most 1,024 bytes as compact JSON.")
+
+
 _COMPETITION_WINDOW_HELP = (
     "The window that competes; '' for none, or the board's only window once another competition setting "
     "is set. all-time competes only in a season."
@@ -76,6 +130,27 @@ _ENTRY_HELP = "open: a player's first score in a period enters them; join: a pla
 _MAX_ENTRANTS_HELP = "Players one period of the competing window takes at most; null: any number."
 _ENTRY_WINDOW_SECS_HELP = "Players enter only during the first this many seconds of each period; null: all along."
 _MAX_ATTEMPTS_HELP = "Scores one period accepts from each player at most; null: any number."
+_COHORT_SIZE_HELP = (
+    "Entrants race in cohorts of at most this many (2 to 1,000): ranks, reads and rewards within the cohort; "
+    "null: one race for all."
+)
+_COHORT_FILL_HELP = (
+    "first_come: cohorts fill in the order players enter; balanced: entrants are held until entry closes (or "
+    "an hour at most without an entry window), then split into cohorts whose sizes differ by one at most."
+)
+_COHORT_BY_HELP = (
+    "none; rating: cohorts are contiguous bands of the rating given at join (needs entry join, balanced and "
+    "an entry window); tier: a league's cohorts, formed within each tier (needs tiers)."
+)
+_TIERS_HELP = "A league's tiers, bottom first (2 to 20): each period moves the top of every cohort up, the bottom down."
+_START_TIER_HELP = "The tier a new player starts in; '' for the bottom one."
+_MIN_SCORES_HELP = "Scores a player needs in a period to keep their tier: below it they drop one, whatever their rank."
+_REWARDS_HELP = "The reward table (at most 50 rules, the first that matches wins), ranked within the cohort."
+_CLAIM_WINDOW_HELP = "How long a grant can be claimed (1 hour to 1 year); then it expires."
+_SETTLE_DELAY_HELP = (
+    "A review buffer (seconds, up to a week) between a period's end and its settlement: a hide, a correction "
+    "or an erasure in it counts."
+)
 
 # The vocabularies core/board_rules.py checks, for the schema (it answers 422 with its own words).
 _WINDOWS: dict[str, Any] = {"items": {"type": "string", "enum": list(get_args(Window))}, "uniqueItems": True}
@@ -124,6 +199,15 @@ _BOARD = {
     "max_entrants": None,
     "entry_window_secs": None,
     "max_attempts": None,
+    "cohort_size": None,
+    "cohort_fill": "first_come",
+    "cohort_by": "none",
+    "tiers": [],
+    "start_tier": "",
+    "min_scores": 0,
+    "rewards": [],
+    "claim_window_secs": 2592000,
+    "settle_delay_secs": 0,
     "competition": None,
     "active": True,
     "open": True,
@@ -132,7 +216,9 @@ _COMPETITION_PERIOD = {
     "id": "2026-W48",
     "starts_at": "2026-11-23T00:00:00.000Z",
     "entry_closes_at": "2026-11-24T00:00:00.000Z",
+    "cohorts_at": "2026-11-24T00:00:00.000Z",
     "ends_at": "2026-11-30T00:00:00.000Z",
+    "settles_at": "2026-11-30T01:00:00.000Z",
 }
 _COMPETITION: dict[str, Any] = {
     "window": "weekly",
@@ -140,6 +226,15 @@ _COMPETITION: dict[str, Any] = {
     "max_entrants": 50,
     "entry_window_secs": 86400,
     "max_attempts": 3,
+    "cohort_size": 30,
+    "cohort_fill": "balanced",
+    "cohort_by": "none",
+    "tiers": [],
+    "start_tier": "",
+    "min_scores": 0,
+    "rewards": [{"tier": None, "from_rank": 1, "to_rank": 3, "reward": {"coins": 500}}],
+    "claim_window_secs": 2592000,
+    "settle_delay_secs": 3600,
     "period": _COMPETITION_PERIOD,
 }
 _ENTRY = {"rank": 3, "player_id": "ada", "display_name": "Ada", "score": 1200, "metadata": {"car": "mx-5"}}
@@ -240,7 +335,14 @@ class CompetitionPeriodOut(Schema):
         description="When entry closes: `entry_window_secs` after the start, at the period's end at the latest; "
         "null without an entry window."
     )
-    ends_at: dt.datetime | None = Field(description="When the period ends (and settles); null if it never does.")
+    cohorts_at: dt.datetime | None = Field(
+        description="Balanced cohorts: when the period's entrants are split into cohorts (until then they have "
+        "none); null where entrants are placed as they enter, or without cohorts."
+    )
+    ends_at: dt.datetime | None = Field(description="When the period ends; null if it never does.")
+    settles_at: dt.datetime | None = Field(
+        description="When it settles (its end, after `settle_delay_secs`; the close job runs within seconds of it)."
+    )
 
 
 class CompetitionOut(Schema):
@@ -251,6 +353,15 @@ class CompetitionOut(Schema):
     max_entrants: int | None = Field(description=_MAX_ENTRANTS_HELP)
     entry_window_secs: int | None = Field(description=_ENTRY_WINDOW_SECS_HELP)
     max_attempts: int | None = Field(description=_MAX_ATTEMPTS_HELP)
+    cohort_size: int | None = Field(description=_COHORT_SIZE_HELP)
+    cohort_fill: CohortFill = Field(description=_COHORT_FILL_HELP)
+    cohort_by: CohortBy = Field(description=_COHORT_BY_HELP)
+    tiers: list[TierSetting] = Field(description=_TIERS_HELP)
+    start_tier: str = Field(description=_START_TIER_HELP)
+    min_scores: int = Field(description=_MIN_SCORES_HELP)
+    rewards: list[RewardSetting] = Field(description=_REWARDS_HELP)
+    claim_window_secs: int = Field(description=_CLAIM_WINDOW_HELP)
+    settle_delay_secs: int = Field(description=_SETTLE_DELAY_HELP)
     period: CompetitionPeriodOut
 
 
@@ -285,6 +396,15 @@ class LeaderboardOut(Schema):
     max_entrants: int | None = Field(description=_MAX_ENTRANTS_HELP)
     entry_window_secs: int | None = Field(description=_ENTRY_WINDOW_SECS_HELP)
     max_attempts: int | None = Field(description=_MAX_ATTEMPTS_HELP)
+    cohort_size: int | None = Field(description=_COHORT_SIZE_HELP)
+    cohort_fill: CohortFill = Field(description=_COHORT_FILL_HELP)
+    cohort_by: CohortBy = Field(description=_COHORT_BY_HELP)
+    tiers: list[TierSetting] = Field(description=_TIERS_HELP)
+    start_tier: str = Field(description=_START_TIER_HELP)
+    min_scores: int = Field(description=_MIN_SCORES_HELP)
+    rewards: list[RewardSetting] = Field(description=_REWARDS_HELP)
+    claim_window_secs: int = Field(description=_CLAIM_WINDOW_HELP)
+    settle_delay_secs: int = Field(description=_SETTLE_DELAY_HELP)
     competition: CompetitionOut | None = Field(
         description="The competition's rules and its current period, as settings and clock make them; "
         "null for a board that does not compete.",
@@ -325,6 +445,15 @@ class LeaderboardIn(BaseModel):
     max_entrants: MaxEntrants | None = Field(default=None, description=_MAX_ENTRANTS_HELP)
     entry_window_secs: EntryWindowSecs | None = Field(default=None, description=_ENTRY_WINDOW_SECS_HELP)
     max_attempts: MaxAttempts | None = Field(default=None, description=_MAX_ATTEMPTS_HELP)
+    cohort_size: CohortSize | None = Field(default=None, description=_COHORT_SIZE_HELP)
+    cohort_fill: CohortFill = Field(default="first_come", description=_COHORT_FILL_HELP)
+    cohort_by: CohortBy = Field(default="none", description=_COHORT_BY_HELP)
+    tiers: list[TierSetting] = Field(default_factory=list, description=_TIERS_HELP)
+    start_tier: Annotated[str, Field(max_length=32)] = Field(default="", description=_START_TIER_HELP)
+    min_scores: MinScores = Field(default=0, description=_MIN_SCORES_HELP)
+    rewards: list[RewardSetting] = Field(default_factory=list, description=_REWARDS_HELP)
+    claim_window_secs: ClaimWindowSecs = Field(default=CLAIM_WINDOW_DEFAULT_SECS, description=_CLAIM_WINDOW_HELP)
+    settle_delay_secs: SettleDelaySecs = Field(default=0, description=_SETTLE_DELAY_HELP)
 
 
 class LeaderboardPatch(BaseModel):
@@ -357,6 +486,15 @@ class LeaderboardPatch(BaseModel):
     max_entrants: MaxEntrants | None = Field(default=None, description=_MAX_ENTRANTS_HELP)
     entry_window_secs: EntryWindowSecs | None = Field(default=None, description=_ENTRY_WINDOW_SECS_HELP)
     max_attempts: MaxAttempts | None = Field(default=None, description=_MAX_ATTEMPTS_HELP)
+    cohort_size: CohortSize | None = Field(default=None, description=_COHORT_SIZE_HELP)
+    cohort_fill: CohortFill = Field(default="first_come", description=_COHORT_FILL_HELP)
+    cohort_by: CohortBy = Field(default="none", description=_COHORT_BY_HELP)
+    tiers: list[TierSetting] = Field(default_factory=list, description=_TIERS_HELP)
+    start_tier: Annotated[str, Field(max_length=32)] = Field(default="", description=_START_TIER_HELP)
+    min_scores: MinScores = Field(default=0, description=_MIN_SCORES_HELP)
+    rewards: list[RewardSetting] = Field(default_factory=list, description=_REWARDS_HELP)
+    claim_window_secs: ClaimWindowSecs = Field(default=CLAIM_WINDOW_DEFAULT_SECS, description=_CLAIM_WINDOW_HELP)
+    settle_delay_secs: SettleDelaySecs = Field(default=0, description=_SETTLE_DELAY_HELP)
 
 
 class GameOut(Schema):
@@ -421,6 +559,14 @@ class StandingOut(Schema):
     percentile: float = Field(description="Share of the board ranked below this entry, in percent.")
     subscore: int | None = Field(default=None, description="Boards with ties `subscore` only.")
     metadata: dict[str, Any] | None
+    cohort: str | None = Field(
+        default=None,
+        description="Boards with cohorts, in their competing window only: the player's cohort (null until a "
+        "balanced split places them).",
+    )
+    cohort_rank: int | None = Field(default=None, description="With `cohort`: the player's rank within it.")
+    cohort_size: int | None = Field(default=None, description="With `cohort`: its entrants, with a score or not.")
+    tier: str | None = Field(default=None, description="With `cohort`: the league tier it races in (null outside one).")
 
 
 class WindowStandingOut(Schema):

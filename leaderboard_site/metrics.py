@@ -3,7 +3,7 @@
 It holds what every process recorded (core/metrics.py; added up over the node's
 processes in multiprocess mode), the answering process's own CPU and memory, and the
 product's state read from Redis at scrape time: players online and watching, the
-ledger backlog against its cap, due and dead close jobs. A state read that fails
+ledger backlog against its cap, due and dead close jobs, the webhook queue. A state read that fails
 (Redis down) leaves those series out and sets ``leaderboard_redis_up`` to 0; the
 scrape itself still answers 200, so the outage is visible rather than a gap.
 """
@@ -28,6 +28,7 @@ from archive.services import BoardBacklog, board_backlogs
 from core import config, metrics
 from core.errors import UNAVAILABLE_ERRORS, report_unavailable
 from presence.selectors import PresenceCount, presence_counts
+from webhooks.selectors import QueueState, queue_state
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 REFUSED = (
@@ -44,6 +45,7 @@ class State:
     games: int = 0
     presence: list[PresenceCount] = field(default_factory=list)
     backlogs: list[BoardBacklog] = field(default_factory=list)
+    webhooks: QueueState = field(default_factory=lambda: QueueState(0, 0, 0, 0.0))
 
 
 class StateCollector(Collector):
@@ -88,6 +90,22 @@ class StateCollector(Collector):
             "Close jobs that failed every attempt (admin retries them).",
             sum(b.dead for b in state.backlogs),
         )
+        yield from _webhook_gauges(state.webhooks)
+
+
+def _webhook_gauges(queue: QueueState) -> Iterator[Metric]:
+    yield _gauge(
+        "leaderboard_webhook_deliveries_due",
+        "Webhook deliveries due now and not sent yet (waiting for a run, or behind their endpoint's limit).",
+        queue.due,
+    )
+    yield _gauge("leaderboard_webhook_deliveries_scheduled", "Webhook deliveries to be retried later.", queue.scheduled)
+    yield _gauge("leaderboard_webhook_deliveries_in_flight", "Webhook requests under way.", queue.in_flight)
+    yield _gauge(
+        "leaderboard_webhook_oldest_due_age_seconds",
+        "How long the oldest due webhook delivery has waited: runs not keeping up, or none running.",
+        queue.oldest_due_age_secs,
+    )
 
 
 def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
@@ -114,6 +132,7 @@ async def read_state() -> State:
             games=len(games),
             presence=await presence_counts(games=games),
             backlogs=await board_backlogs(games=games),
+            webhooks=await queue_state(),
         )
     except UNAVAILABLE_ERRORS as error:
         report_unavailable(error, during="a /metrics scrape's state read")

@@ -21,8 +21,18 @@ LEDGER_DRAIN_INTERVAL_SECS = 5.0
 # Domain events go out when their fact commits (a task queued then); this sweep delivers what
 # that missed (the broker down, a worker killed) and retries failed handlers when due.
 EVENTS_SWEEP_INTERVAL_SECS = 30.0
+# A balanced period's entrants get their cohorts within this long of its split time (entry
+# closing): players wait for their cohort a few seconds at most.
+COHORTS_SPLIT_INTERVAL_SECS = 5.0
 # Delivered events older than EVENT_RETENTION_SECS are pruned this often.
 EVENTS_PRUNE_INTERVAL_SECS = 3600.0
+# Rewards whose claim window passed are marked expired (with their reward.expired) within this
+# long. Only the mark and its event wait for it: a claim is refused from expires_at on anyway.
+GRANT_EXPIRE_INTERVAL_SECS = 60.0
+# Webhook deliveries due (retries, catch-up) start within this long; new ones wake a run at once.
+WEBHOOK_RUN_INTERVAL_SECS = 2.0
+# Pending deliveries that Redis lost are queued again within this long; old finished ones pruned.
+WEBHOOK_SWEEP_INTERVAL_SECS = 60.0
 
 BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "sync-new-players": {
@@ -59,6 +69,11 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "schedule": LEDGER_DRAIN_INTERVAL_SECS,
         "options": {"expires": LEDGER_DRAIN_INTERVAL_SECS * 3},
     },
+    "split-cohorts": {
+        "task": "competitions.tasks.split_cohorts",
+        "schedule": COHORTS_SPLIT_INTERVAL_SECS,
+        "options": {"expires": COHORTS_SPLIT_INTERVAL_SECS * 3},
+    },
     "deliver-events": {
         "task": "core.tasks.deliver_events",
         "schedule": EVENTS_SWEEP_INTERVAL_SECS,
@@ -68,6 +83,21 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "core.tasks.prune_events",
         "schedule": EVENTS_PRUNE_INTERVAL_SECS,
         "options": {"expires": EVENTS_PRUNE_INTERVAL_SECS},
+    },
+    "expire-reward-grants": {
+        "task": "competitions.tasks.expire_grants",
+        "schedule": GRANT_EXPIRE_INTERVAL_SECS,
+        "options": {"expires": GRANT_EXPIRE_INTERVAL_SECS},
+    },
+    "deliver-webhooks": {
+        "task": "webhooks.tasks.deliver_webhooks",
+        "schedule": WEBHOOK_RUN_INTERVAL_SECS,
+        "options": {"expires": WEBHOOK_RUN_INTERVAL_SECS * 2},
+    },
+    "sweep-webhooks": {
+        "task": "webhooks.tasks.sweep_webhooks",
+        "schedule": WEBHOOK_SWEEP_INTERVAL_SECS,
+        "options": {"expires": WEBHOOK_SWEEP_INTERVAL_SECS},
     },
     # Expired presence members leave (and are announced) within this interval.
     "prune-presence": {

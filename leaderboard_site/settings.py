@@ -7,6 +7,8 @@ uses the embedded Redis that ``make run`` starts and SQLite under ``var/``.
 
 from __future__ import annotations
 
+import os
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -75,6 +77,7 @@ INSTALLED_APPS = [
     "competitions",
     "archive",
     "moderation",
+    "webhooks",
     "live",
 ]
 
@@ -153,6 +156,11 @@ else:
                 "transaction_mode": "IMMEDIATE",
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
             },
+            # Tests get a file too, not Django's default shared-cache memory database: threads
+            # of one test (the live server, the broadcaster) share that cache, whose table
+            # locks fail at once ("database table is locked") where a file's busy timeout waits.
+            # One per test process, so that two suites run at once never share it.
+            "TEST": {"NAME": str(Path(tempfile.gettempdir()) / f"lb-test-{os.getpid()}.sqlite3")},
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -255,6 +263,24 @@ MAX_BOARDS_PER_GAME = env_int("MAX_BOARDS_PER_GAME", 500, minimum=1)
 # Delivered domain events (core/outbox/, docs/events.md) are kept this long, then pruned:
 # long enough to look into a delivery in admin, and for a consumer to read back a week.
 EVENT_RETENTION_SECS = env_int("EVENT_RETENTION_SECS", 7 * 24 * 3600, minimum=3600)
+
+# --- Webhooks (webhooks/, docs/webhooks.md) ----------------------------------
+# Endpoints may be plain http:// URLs, and may point at loopback, private, link-local or
+# metadata addresses: both only for development and tests (DEBUG turns them on), never for a
+# service whose own network a studio must not reach through us.
+WEBHOOK_ALLOW_HTTP = env_bool("WEBHOOK_ALLOW_HTTP", DEBUG)
+WEBHOOK_ALLOW_PRIVATE = env_bool("WEBHOOK_ALLOW_PRIVATE", DEBUG)
+# One request's whole time (connect, send, answer): a slow studio server costs a worker no more.
+WEBHOOK_TIMEOUT_SECS = env_float("WEBHOOK_TIMEOUT_SECS", 10.0, minimum=0.1)
+# Requests in flight to one endpoint at once: a slow or hanging server holds at most this many
+# of the workers' slots, and a server that answers in order receives events in order when 1.
+WEBHOOK_ENDPOINT_CONCURRENCY = env_int("WEBHOOK_ENDPOINT_CONCURRENCY", 4, minimum=1)
+# Deliveries (with their attempts) that finished this long ago are pruned: the studio's window
+# to look into one or replay it.
+WEBHOOK_RETENTION_SECS = env_int("WEBHOOK_RETENTION_SECS", 14 * 24 * 3600, minimum=3600)
+# An endpoint that has failed every attempt for this long (and has not answered 2xx since) is
+# disabled, with its reason: five days, past the whole retry schedule of about three.
+WEBHOOK_DISABLE_AFTER_SECS = env_int("WEBHOOK_DISABLE_AFTER_SECS", 5 * 24 * 3600, minimum=60)
 
 # --- Live updates (websockets) ----------------------------------------------
 # Standalone Redis servers for the channel layer, sharded by channels_redis (a group's

@@ -26,6 +26,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import cast
 
+from competitions.selectors import cohorts as cohort_reads
 from core import clock, config, keys, lua, metrics
 from core.errors import UNAVAILABLE_ERRORS, report_unavailable
 from core.heartbeat import heartbeat
@@ -52,12 +53,20 @@ LAST_SENT_MAX_ENTRIES = 100_000
 ERROR_BACKOFF_SECS = 1.0
 
 
+# What was last sent of a followed player on one board: score, rank, and their cohort and
+# rank in it (None, None on a window without cohorts, or while they are in none).
+Sent = tuple[int, int, str | None, int | None]
+# A followed player's moves on one board: window -> (period id, standing, place in their cohort
+# or None where the window has no cohorts).
+Moves = dict[str, tuple[str, board_reads.Standing, selectors.CohortPlace | None]]
+
+
 @dataclass
 class BroadcasterState:
     """What one broadcaster remembers between ticks."""
 
-    # (board key, player) -> the (score, rank) last sent for a followed player
-    last_sent: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    # (board key, player) -> the (score, rank, cohort, cohort rank) last sent for a followed player
+    last_sent: dict[tuple[str, str], Sent] = field(default_factory=dict)
     # game slug -> the (online, watching) counts it last sent
     presence_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     # Names this broadcaster when it holds a game's presence announcer lease.
@@ -139,6 +148,8 @@ class TickReport:
     recent: int = 0
     tops: int = 0
     boards: int = 0  # boards visited because they changed
+    cohorts: int = 0  # cohort standings sent (one per watched cohort of a changed competing window)
+    cohort_reads: int = 0  # cohorts read whole: the watched ones, and followed players' others
 
 
 async def tick(*, state: BroadcasterState, games: list[config.GameConfig] | None = None) -> TickReport:
@@ -229,10 +240,11 @@ async def _announce_board(
     report: TickReport,
 ) -> None:
     """A ``standings`` message per changed window (and the home page's ``top`` for the home
-    board), then a ``player`` message per followed player whose score or rank moved."""
+    board), one per watched cohort of a changed competing window, then a ``player`` message
+    per followed player whose score, rank or place in their cohort moved."""
     followed = await selectors.followed_players(game=game)
     is_home = board == game.first_board
-    moved: dict[str, dict[str, tuple[str, board_reads.Standing]]] = {}
+    moved: dict[str, Moves] = {}
     for period in changed:
         page, version = await selectors.board_snapshot(
             board=board, period=period, limit=events.LIVE_LIMIT_MAX, next_version=True
@@ -243,29 +255,68 @@ async def _announce_board(
         if is_home and period.kind == selectors.home_period(board):
             await events.send_top(events.top(board, page, version, online))
             report.tops += 1
-        if followed:
-            standings = await board_reads.standings_of(board=board, period=period, player_ids=followed)
-            _note_moves(board, period, standings, state, moved)
+        standings = await board_reads.standings_of(board=board, period=period, player_ids=followed) if followed else []
+        places = await _announce_cohorts(game, board, period, [s.player_id for s in standings], report)
+        _note_moves(board, period, standings, places, state, moved)
     for player_id, changes in moved.items():
         name = next(iter(changes.values()))[1].display_name
-        await events.send_player(game.slug, events.player(board, player_id, name, changes))
+        plain = {kind: (period_id, standing) for kind, (period_id, standing, _) in changes.items()}
+        places_of = {kind: place for kind, (_, _, place) in changes.items() if place is not None}
+        await events.send_player(game.slug, events.player(board, player_id, name, plain, places_of))
         report.players += 1
+
+
+async def _announce_cohorts(
+    game: config.GameConfig,
+    board: config.BoardConfig,
+    period: periods.Period,
+    followed: list[str],
+    report: TickReport,
+) -> dict[str, selectors.CohortPlace] | None:
+    """One ``standings`` message per cohort of a changed competing window that a live socket
+    watches, each read once (with a new version of the board's) whatever the number of its
+    watchers; and the followed players' places in their cohorts, from those reads where they
+    are in one, else from one read per other cohort. None: the window has no cohorts."""
+    if not cohort_reads.has_cohorts(board, period.kind):
+        return None
+    snapshots: dict[int, cohort_reads.CohortSnapshot] = {}
+    for index in await selectors.watched_cohorts(board=board, window=period.kind):
+        snap = await cohort_reads.cohort_snapshot(
+            board=board, period=period, index=index, limit=events.LIVE_LIMIT_MAX, version="next"
+        )
+        report.cohort_reads += 1
+        if snap is None:
+            continue  # no such cohort in this period (yet): its watchers wait
+        players = [e.player_id for e in snap.board.entries]
+        online = await presence_selectors.online_among(game=game, player_ids=players)
+        await events.send_cohort_standings(board, period, snap, online)
+        report.cohorts += 1
+        snapshots[index] = snap
+    if not followed:
+        return {}
+    places, reads = await selectors.cohort_places(board=board, period=period, player_ids=followed, known=snapshots)
+    report.cohort_reads += reads
+    return places
 
 
 def _note_moves(
     board: config.BoardConfig,
     period: periods.Period,
     standings: list[board_reads.Standing],
+    places: dict[str, selectors.CohortPlace] | None,
     state: BroadcasterState,
-    moved: dict[str, dict[str, tuple[str, board_reads.Standing]]],
+    moved: dict[str, Moves],
 ) -> None:
-    """Record the followed players whose (score, rank) on this board differs from what was last sent."""
+    """Record the followed players whose (score, rank, cohort, cohort rank) on this board
+    differs from what was last sent."""
     board_key = keys.board(board.ref, period.kind, period.id)
     for standing in standings:
-        seen = (standing.score, standing.rank)
+        place = None if places is None else places.get(standing.player_id, selectors.CohortPlace())
+        cohort = (place.cohort, place.rank) if place is not None else (None, None)
+        seen: Sent = (standing.score, standing.rank, *cohort)
         if state.last_sent.get((board_key, standing.player_id)) != seen:
             state.last_sent[(board_key, standing.player_id)] = seen
-            moved.setdefault(standing.player_id, {})[period.kind] = (period.id, standing)
+            moved.setdefault(standing.player_id, {})[period.kind] = (period.id, standing, place)
     # Bounded: what was sent for periods that ended is of no use (a new period starts afresh).
     if len(state.last_sent) > LAST_SENT_MAX_ENTRIES:
         state.last_sent.clear()

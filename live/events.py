@@ -2,7 +2,8 @@
 
 Server -> client messages (see docs/websocket.md):
 
-- ``standings``: a leaderboard window's top rows with a version that only increases;
+- ``standings``: a leaderboard window's top rows with a version that only increases; or,
+  with ``cohort``, one cohort's top rows, ranked within it (issue 22);
 - ``player``: a followed player's new score and rank on one leaderboard, per window;
 - ``reset``: a window's period rolled over; it starts empty under a new id;
 - ``presence``: a game's online and watching counts and who joined or left;
@@ -22,8 +23,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from collections.abc import Collection
-from typing import Any, Literal, NotRequired
+from collections.abc import Collection, Mapping
+from typing import Any, Literal, NotRequired, get_args
 
 from channels.layers import get_channel_layer
 from pydantic import ConfigDict, with_config
@@ -31,6 +32,7 @@ from pydantic import ConfigDict, with_config
 # typing_extensions: pydantic validates typing.TypedDict only from Python 3.12 on (the tests validate these).
 from typing_extensions import TypedDict
 
+from competitions.selectors.cohorts import CohortSnapshot
 from core import board_rules, clock
 from core.config import BoardConfig, GameConfig
 from games import periods
@@ -38,6 +40,7 @@ from games.selectors import Board, RecentSubmission, Standing
 from presence.selectors import OnlinePlayer
 
 from . import fanout
+from .selectors import CohortPlace
 
 # A watcher may ask for at most this many rows; the broadcaster reads this many once per board.
 LIVE_LIMIT_MAX = 100
@@ -77,6 +80,23 @@ class StandingsPayload(TypedDict):
 
 
 @with_config(_CLOSED)
+class CohortStandingsPayload(TypedDict):
+    """A cohort's standings: a ``standings`` message whose ranks and total are the cohort's."""
+
+    type: Literal["standings"]
+    leaderboard: str
+    period: str
+    period_id: str
+    resets_at: str | None
+    version: int  # the board's counter: a cohort's messages take their board's versions
+    total: int  # the cohort's entrants with a score
+    entries: list[EntryPayload]
+    cohort: str | None  # None: a "mine" view whose player is in no cohort (yet)
+    cohort_size: int  # the cohort's entrants, with a score or not
+    tier: str | None
+
+
+@with_config(_CLOSED)
 class PlayerPeriodPayload(TypedDict):
     period_id: str
     score: int
@@ -85,6 +105,11 @@ class PlayerPeriodPayload(TypedDict):
     rank: int
     total: int
     percentile: float
+    # On a board with cohorts, in its competing window (all None while the player is in none).
+    cohort: NotRequired[str | None]
+    cohort_rank: NotRequired[int | None]
+    cohort_size: NotRequired[int | None]
+    tier: NotRequired[str | None]
 
 
 @with_config(_CLOSED)
@@ -155,17 +180,39 @@ class TopPayload(TypedDict):
     entries: list[EntryPayload]
 
 
+# Every code an ``error`` carries (docs/websocket.md, "error").
+ErrorCode = Literal[
+    "malformed",
+    "unknown_action",
+    "invalid",
+    "rate_limited",
+    "unavailable",
+    "no_cohorts",
+    "cohort_not_found",
+]
+ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
+
+
 @with_config(_CLOSED)
 class ErrorPayload(TypedDict):
     type: Literal["error"]
-    code: str
+    code: ErrorCode
     message: str
 
 
-Payload = StandingsPayload | PlayerPayload | ResetPayload | PresencePayload | RecentPayload | TopPayload | ErrorPayload
-# Every message the server sends, by its "type".
-PAYLOADS: dict[str, type] = {
-    "standings": StandingsPayload,
+Payload = (
+    StandingsPayload
+    | CohortStandingsPayload
+    | PlayerPayload
+    | ResetPayload
+    | PresencePayload
+    | RecentPayload
+    | TopPayload
+    | ErrorPayload
+)
+# Every message the server sends, by its "type" (a type may have several shapes).
+PAYLOADS: dict[str, Any] = {
+    "standings": StandingsPayload | CohortStandingsPayload,
     "player": PlayerPayload,
     "reset": ResetPayload,
     "presence": PresencePayload,
@@ -196,6 +243,11 @@ def recent_group(slug: str) -> str:
 
 # The home page's sockets: every active game's top three.
 HOME_GROUP = "home"
+
+
+def cohort_group(ref: str, period: str, index: int) -> str:
+    """Watchers of one cohort of a leaderboard's competing window (whatever its period id)."""
+    return f"co.{hashlib.sha1(ref.encode()).hexdigest()[:24]}.{period}.{index}"
 
 
 def player_group(slug: str, player_id: str) -> str:
@@ -242,6 +294,29 @@ def standings(leaderboard: BoardConfig, board: Board, version: int, online: Coll
     }
 
 
+def cohort_standings(
+    leaderboard: BoardConfig,
+    period: periods.Period,
+    snapshot: CohortSnapshot | None,
+    version: int,
+    online: Collection[str] = (),
+) -> CohortStandingsPayload:
+    """A cohort's top rows (``snapshot`` None: a "mine" view with no cohort yet, empty)."""
+    return {
+        "type": "standings",
+        "leaderboard": leaderboard.slug,
+        "period": period.kind,
+        "period_id": period.id,
+        "resets_at": _iso(period.ends_at),
+        "version": version,
+        "total": snapshot.board.total if snapshot else 0,
+        "entries": _entries(snapshot.board, leaderboard.format, online) if snapshot else [],
+        "cohort": snapshot.cohort if snapshot else None,
+        "cohort_size": snapshot.size if snapshot else 0,
+        "tier": snapshot.tier if snapshot else None,
+    }
+
+
 def top(leaderboard: BoardConfig, board: Board, version: int, online: Collection[str] = ()) -> TopPayload:
     """A game's home-page card: the first HOME_TOP_N entries of its home board."""
     return {
@@ -283,15 +358,26 @@ def _format_of(game: GameConfig, slug: str) -> str:
 
 
 def player(
-    leaderboard: BoardConfig, player_id: str, display_name: str, changes: dict[str, tuple[str, Standing]]
+    leaderboard: BoardConfig,
+    player_id: str,
+    display_name: str,
+    changes: dict[str, tuple[str, Standing]],
+    places: Mapping[str, CohortPlace] | None = None,
 ) -> PlayerPayload:
-    """``changes``: window -> (period id, standing) on one leaderboard."""
+    """``changes``: window -> (period id, standing) on one leaderboard; ``places``: window ->
+    the player's place in their cohort, for the windows that have cohorts."""
+    periods_out = {kind: _player_period(leaderboard, period_id, s) for kind, (period_id, s) in changes.items()}
+    for kind, place in (places or {}).items():
+        if kind in periods_out:
+            shown = periods_out[kind]
+            shown["cohort"], shown["cohort_rank"] = place.cohort, place.rank
+            shown["cohort_size"], shown["tier"] = place.size, place.tier
     return {
         "type": "player",
         "leaderboard": leaderboard.slug,
         "player_id": player_id,
         "display_name": display_name,
-        "periods": {kind: _player_period(leaderboard, period_id, s) for kind, (period_id, s) in changes.items()},
+        "periods": periods_out,
     }
 
 
@@ -342,7 +428,7 @@ def presence(
     }
 
 
-def error(code: str, message: str) -> ErrorPayload:
+def error(code: ErrorCode, message: str) -> ErrorPayload:
     return {"type": "error", "code": code, "message": message}
 
 
@@ -357,6 +443,13 @@ async def _group_send(group: str, payload: Payload) -> None:
 async def send_standings(leaderboard: BoardConfig, board: Board, version: int, online: Collection[str] = ()) -> None:
     group = board_group(leaderboard.ref, board.period.kind)
     await _group_send(group, standings(leaderboard, board, version, online))
+
+
+async def send_cohort_standings(
+    leaderboard: BoardConfig, period: periods.Period, snapshot: CohortSnapshot, online: Collection[str] = ()
+) -> None:
+    group = cohort_group(leaderboard.ref, period.kind, snapshot.index)
+    await _group_send(group, cohort_standings(leaderboard, period, snapshot, snapshot.version, online))
 
 
 async def send_player(slug: str, payload: PlayerPayload) -> None:

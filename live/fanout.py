@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 import weakref
 from collections.abc import Callable, Hashable
 from typing import Any, Protocol
@@ -70,6 +71,9 @@ class Hub:
 
     def __init__(self) -> None:
         self.layer = get_channel_layer()
+        # Names this hub (one per process and event loop) where the broadcaster keeps what a
+        # process's sockets watch (live cohorts), so that the last watcher to leave can drop it.
+        self.token = uuid.uuid4().hex[:16]
         self.groups: dict[str, set[Watcher]] = {}
         self.channel: str | None = None
         self.task: asyncio.Task[None] | None = None
@@ -94,9 +98,13 @@ class Hub:
             self._drop(group, watcher)
             raise
 
-    async def unwatch(self, group: str, watcher: Watcher) -> None:
-        if self._drop(group, watcher) and self.channel is not None:
+    async def unwatch(self, group: str, watcher: Watcher) -> bool:
+        """Stop delivering ``group`` to ``watcher``; True if nobody in this process watches it any more."""
+        if not self._drop(group, watcher):
+            return False
+        if self.channel is not None:
             await self.layer.group_discard(group, self.channel)
+        return True
 
     def _drop(self, group: str, watcher: Watcher) -> bool:
         """Forget ``watcher`` in ``group``; True if nobody in this process watches it any more."""

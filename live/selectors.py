@@ -1,8 +1,12 @@
-"""Live reads: a board's top rows and the recent submissions with their live versions, and
-the players open pages follow."""
+"""Live reads: a board's top rows and the recent submissions with their live versions, the
+players and cohorts open pages follow, and followed players' places in their cohorts."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from competitions.selectors import cohorts as cohort_reads
 from core import clock, keys
 from core.config import BoardConfig, GameConfig
 from core.redis import get_redis
@@ -69,3 +73,55 @@ async def followed_players(*, game: GameConfig) -> list[str]:
 def home_period(board: BoardConfig) -> str:
     """The window a board shows on the home page: today's if it keeps one."""
     return periods.DAILY if periods.DAILY in board.windows else board.windows[0]
+
+
+async def watched_cohorts(*, board: BoardConfig, window: str) -> list[int]:
+    """The cohorts of a board's window some live socket watches now (their indexes); lapsed
+    interest is dropped on the way (one script-free transaction)."""
+    pipe = get_redis().pipeline(transaction=True)
+    pipe.zremrangebyscore(keys.live_cohorts(board.ref), "-inf", clock.now_ms())
+    pipe.zrange(keys.live_cohorts(board.ref), 0, -1)
+    _, members = await pipe.execute()
+    # Members are '<window>:<index>:<process>' (live.services.live_watch_cohorts).
+    parts = (member.split(":") for member in members)
+    return sorted({int(index) for kind, index, _ in parts if kind == window})
+
+
+@dataclass(frozen=True)
+class CohortPlace:
+    """A player's place in their cohort, as ``player`` messages carry it (all None: in no
+    cohort yet, e.g. held for a balanced split)."""
+
+    cohort: str | None = None
+    rank: int | None = None
+    size: int | None = None
+    tier: str | None = None
+
+
+async def cohort_places(
+    *,
+    board: BoardConfig,
+    period: periods.Period,
+    player_ids: Sequence[str],
+    known: Mapping[int, cohort_reads.CohortSnapshot],
+) -> tuple[dict[str, CohortPlace], int]:
+    """Each player's place in their cohort of a competing period, and how many cohorts were
+    read for it: a player found in a cohort of ``known`` (read this tick already) costs
+    nothing; the others' cohorts are looked up in one command and each read once, whole."""
+    snapshots = dict(known)
+    located = {p: index for index, snap in known.items() for p in player_ids if p in snap.ranks}
+    rest = [p for p in player_ids if p not in located]
+    located.update(await cohort_reads.cohorts_of(board=board, period=period, player_ids=rest))
+    reads = 0
+    for index in sorted(set(located.values()) - snapshots.keys()):
+        found = await cohort_reads.cohort_snapshot(board=board, period=period, index=index, limit=0)
+        reads += 1
+        if found is not None:
+            snapshots[index] = found
+    places: dict[str, CohortPlace] = {}
+    for player_id in player_ids:
+        snap = snapshots.get(located.get(player_id, -1))
+        places[player_id] = (
+            CohortPlace(snap.cohort, snap.ranks.get(player_id), snap.size, snap.tier) if snap else CohortPlace()
+        )
+    return places, reads

@@ -11,7 +11,9 @@ from django.urls import reverse
 
 from accounts.selectors import linked_player_id
 from archive import selectors as archive_selectors
-from competitions import selectors as competition_selectors
+from competitions.selectors import pages as competition_pages
+from competitions.selectors import phase as competition_selectors
+from competitions.selectors import player_page as competition_player_page
 from core import config, text
 from core.config import BoardConfig, GameConfig
 from core.errors import ServiceError
@@ -36,6 +38,8 @@ PLAYER_PAGE_OTHER_BOARDS = 20
 # "Find a player" lists at most this many players whose names start alike.
 FIND_RESULTS_MAX = 20
 FIND_QUERY_MAX_CHARS = 64
+# A cohort's id is short ("silver-12"); a longer ``?cohort=`` names none anyway.
+COHORT_QUERY_MAX_CHARS = 64
 
 
 async def home(request: HttpRequest) -> HttpResponse:
@@ -79,6 +83,9 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
     me = await linked_player_id(user=await request.auser(), game_id=config_.id)
     presence = await presence_selectors.presence_page(game=config_, limit=PRESENCE_LIST_SIZE)
     shown_ids = [e.player_id for e in board.entries]
+    contest = await _contest(request, leaderboard, period, me)
+    # The dots of online players, on the board and in the cohort shown.
+    dotted = shown_ids + ([r.entry.player_id for r in contest.table.rows] if contest and contest.table else [])
     # The signed-in player's own rank, pinned under the table while their row is on another page.
     pinned = None
     if me is not None and me not in shown_ids:
@@ -86,7 +93,7 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
     context = {
         "me": me,
         "pinned": pinned,
-        "online": await presence_selectors.online_among(game=config_, player_ids=shown_ids),
+        "online": await presence_selectors.online_among(game=config_, player_ids=dotted),
         "presence": presence,
         "presence_more": max(0, presence.online - len(presence.players)),
         "presence_list_size": PRESENCE_LIST_SIZE,
@@ -104,10 +111,27 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
         "next_page": page + 1 if page < pages else None,
         "recent": await selectors.recent_submissions(game=config_, limit=events.RECENT_LIVE_LIMIT),
         "competition": await competition_selectors.competition_phase(board=leaderboard),
+        "contest": contest,
         "find_results_max": FIND_RESULTS_MAX,
         **vars(search),
     }
     return render(request, "live/game.html", context)
+
+
+async def _contest(
+    request: HttpRequest, leaderboard: BoardConfig, period: str, me: str | None
+) -> competition_pages.GameCompetition | None:
+    """A competing board's cohorts, ladder and the signed-in player's outlook (None without cohorts):
+    the cohort asked for (``?cohort=``), else the player's own."""
+    cohort = (request.GET.get("cohort") or "").strip()[:COHORT_QUERY_MAX_CHARS]
+    return await competition_pages.game_competition(
+        board=leaderboard,
+        window=period,
+        me=me,
+        cohort=cohort if cohort and not text.has_control_characters(cohort) else None,
+        page=positive_int(request.GET.get("cohort_page"), 1),
+        list_page=positive_int(request.GET.get("cohorts_page"), 1),
+    )
 
 
 @dataclass(frozen=True)
@@ -208,5 +232,8 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
             "online": await presence_selectors.online_among(game=config_, player_ids=around_ids),
             "placements": placements,
             "placement_kind": period,
+            "competitions": await competition_player_page.player_competitions(
+                game=config_, board=leaderboard, player_id=player_id
+            ),
         },
     )

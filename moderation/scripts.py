@@ -100,6 +100,7 @@ class _BoardEraseKeys(NamedTuple):
     hidden: str
     spam: str
     records: str
+    tiers: str
 
 
 class _BoardKeys(NamedTuple):
@@ -110,6 +111,9 @@ class _BoardKeys(NamedTuple):
     entrants: str
     tries: str
     extra: str
+    cohorts: str
+    sizes: str
+    ratings: str
 
 
 class _RecordKey(NamedTuple):
@@ -145,6 +149,7 @@ async def player_erase_board(
             keys.board_hidden(ref),
             keys.player_spam(ref, player_id),
             keys.player_idempotency(ref, player_id),
+            keys.league_tiers(ref),
         ),
         _BoardEraseArgs(player_id, now_ms, len(boards), len(records)),
         key_groups=(
@@ -157,6 +162,9 @@ async def player_erase_board(
                     keys.entry_entrants(b),
                     keys.entry_tries(b),
                     keys.entry_extra(b),
+                    keys.entry_cohorts(b),
+                    keys.entry_cohort_sizes(b),
+                    keys.entry_ratings(b),
                 )
                 for b in boards
             ],

@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 
 from accounts.models import PlayerLink
 from archive.models import ArchivedPeriod, ArchivedStanding, ScoreEvent
+from competitions.models import Grant, LeagueStanding, SettledEntry, Settlement
 from core import keys
 from core.models import ApiKey, DeadLetter, Game, Player
 from core.redis import get_redis, run_sync
@@ -16,12 +17,13 @@ from core.redis import get_redis, run_sync
 
 def player_is_known(*, game: Game, player_id: str) -> bool:
     """Whether anything of the player is stored: a row, a name in Redis, a score event, an
-    archived standing or an account link."""
+    archived standing, an account link or a reward."""
     rows: list[QuerySet] = [
         Player.objects.filter(game=game, player_id=player_id),
         ScoreEvent.objects.filter(game=game, player_id=player_id),
         ArchivedStanding.objects.filter(archived_period__game=game, player_id=player_id),
         PlayerLink.objects.filter(game=game, player_id=player_id),
+        Grant.objects.filter(game=game, player_id=player_id),
     ]
     if any(r.exists() for r in rows):
         return True
@@ -36,6 +38,10 @@ def game_rows(*, game: Game) -> dict[str, QuerySet]:
         "archived periods": ArchivedPeriod.objects.filter(game=game),
         "dead letters": DeadLetter.objects.filter(game=game),
         "account links": PlayerLink.objects.filter(game=game),
+        "rewards": Grant.objects.filter(game=game),
+        "league tiers": LeagueStanding.objects.filter(board__game=game),
+        "settled entries": SettledEntry.objects.filter(settlement__board__game=game),
+        "settlements": Settlement.objects.filter(board__game=game),
         "players": Player.objects.filter(game=game),
         "API keys": ApiKey.objects.filter(game=game),
     }

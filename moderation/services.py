@@ -4,7 +4,7 @@ recorded in the audit trail (core/audit.py).
 
 Erasure removes the player from Redis in one script (moderation/lua/player_erase.lua)
 and from the database in the same transaction: their row, account links, score
-events and dead letters go, and their archived standings stay with the rank under
+events, dead letters, rewards and league tiers go, and their archived standings stay with the rank under
 "deleted player" (the other players' ranks in past periods were earned against them;
 re-ranking history would rewrite what everyone saw). A later score under the same id
 starts a new player: the game server is the one that must stop sending it.
@@ -21,6 +21,8 @@ from django.db.models import Q
 
 from accounts.models import PlayerLink
 from archive.ledger.erasure import player_forget
+from competitions.services import league as league_services
+from competitions.services import rewards as reward_services
 from core import clock, errors, keys, outbox
 from core.audit import SYSTEM, Action, Actor, audit_forget_names, audit_record, checked_reason
 from core.models import PLAYER_ID_MESSAGE, DeadLetter, Game, Leaderboard, Player, is_player_id
@@ -122,6 +124,8 @@ def player_erase(*, game: Game, player_id: str, reason: str, by: Actor = SYSTEM)
         links, _ = PlayerLink.objects.filter(game=game, player_id=player_id).delete()
         events, standings = player_forget(game=game, player_id=player_id)
         letters = _dead_letters_of(game, player_id)
+        rewards = reward_services.player_grants_forget(game_id=game.id, player_id=player_id)
+        tiers = league_services.player_league_forget(game_id=game.id, player_id=player_id)
         audit_forget_names(game_slug=game.slug, player_id=player_id)
         board_slugs = list(Leaderboard.objects.filter(game=game).values_list("slug", flat=True))
         boards, named, recent, records, codes, online = run_sync(
@@ -140,6 +144,8 @@ def player_erase(*, game: Game, player_id: str, reason: str, by: Actor = SYSTEM)
                 "link codes": codes,
                 "online": online,
                 "dead letters": letters,
+                "rewards": rewards,
+                "league records": tiers,
             },
         )
         audit_record(

@@ -37,7 +37,7 @@ class Node:
 
 def node_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
-    # The node's own database: a file its processes share (the suite's is in memory).
+    # The node's own database: a file its processes share, not the test process's.
     env.pop("DATABASE_URL", None)
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     env.update(
@@ -57,6 +57,25 @@ def manage(env: dict[str, str], *args: str) -> str:
     return subprocess.run(
         [sys.executable, "manage.py", *args], env=env, cwd=REPO_DIR, check=True, capture_output=True, text=True
     ).stdout
+
+
+def node_process(env: dict[str, str], module: str, *args: str) -> subprocess.Popen[str]:
+    """``python -m module args`` as a process of the node (its output captured, as text)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", module, *args],
+        env=env,
+        cwd=REPO_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finished(process: subprocess.Popen[str], timeout: float) -> str:
+    """What a node process printed, once it exited with 0 within ``timeout`` seconds."""
+    out, err = process.communicate(timeout=timeout)
+    assert process.returncode == 0, err[-3000:]
+    return out
 
 
 def setup_node(env: dict[str, str], game: str) -> Node:

@@ -23,6 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("competitions",),
     ("archive",),
     ("moderation",),
+    ("webhooks",),
     ("live",),
     ("leaderboard_site",),
 ]

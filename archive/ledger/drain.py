@@ -1,7 +1,7 @@
 """The drain: every board's ledger stream copied to the ScoreEvent table (a beat task).
 
 Through one consumer group: read, bulk insert (PostgreSQL COPY, SQLite executemany:
-archive/bulk.py), acknowledge. At least once: an
+core/bulk.py), acknowledge. At least once: an
 entry read but not acknowledged (a crash) is delivered again, and the unique
 (game, event id) keeps the table free of duplicates. What the table holds leaves
 the stream, so the stream's length is the backlog the submit script caps.
@@ -21,13 +21,13 @@ from typing import Any
 
 from redis.exceptions import ResponseError
 
-from core import clock, keys, metrics
+from core import bulk, clock, keys, metrics
 from core.deadletters import set_aside, store_or_set_aside
 from core.models import DeadLetter, Game, Leaderboard
 from core.redis import get_redis, run_soon, run_sync
 from core.worksets import leaderboards_of, ledger_marked, settle
 
-from .. import bulk, scripts
+from .. import scripts
 from ..models import ScoreEvent
 from .erasure import player_forget
 from .events import EVENT_FIELDS, LEDGER_GROUP, Erasure, EventValues, MalformedEntry, entry_values, logger

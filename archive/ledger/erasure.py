@@ -9,19 +9,13 @@ the time (entries not stored yet, a period being archived) lands after it.
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 
 from django.db.models import Q
 
-from core.models import ERASED_PLAYER_NAME, ERASED_PLAYER_PREFIX, Game, Leaderboard
+from core.models import ERASED_PLAYER_NAME, Game, Leaderboard, erased_player_id
 
 from ..models import ArchivedStanding, ScoreEvent
 from .events import StreamId
-
-
-def erased_standing_id() -> str:
-    """A standing's stand-in id: never a valid player id, and unique within its period."""
-    return ERASED_PLAYER_PREFIX + uuid.uuid4().hex[:12]
 
 
 def player_forget(
@@ -48,7 +42,7 @@ def player_forget(
     anonymised = 0
     # One row at a time: each gets its own stand-in id (a player has one row per period).
     for standing in standings.only("pk"):
-        standing.player_id = erased_standing_id()
+        standing.player_id = erased_player_id()
         standing.display_name = ERASED_PLAYER_NAME
         standing.metadata = None
         standing.save(update_fields=["player_id", "display_name", "metadata"])

@@ -21,6 +21,8 @@ LEDGER_GROUP = "ledger-db"
 StreamId = tuple[int, int]
 Progress = Callable[[int, int], None]
 _KINDS = frozenset(ScoreEvent.Kind.values)
+# A competing board's entry events (issue 22): no score, and the board's clock stays.
+ENTRY_KINDS = frozenset({ScoreEvent.Kind.JOIN, ScoreEvent.Kind.ATTEMPTS, ScoreEvent.Kind.COHORT})
 # An admin's reason for a correction, stored with its ledger entry.
 CORRECTION_REASON_MAX_CHARS = 200
 
@@ -83,8 +85,9 @@ def entry_values(game_id: int, board_id: int, event_id: str, fields: dict[str, s
         metadata = fields.get("x") or None
         if metadata is not None and not isinstance(json.loads(metadata), dict):
             raise ValueError("metadata is not an object")
-        # A join carries no value and no mode; attempts granted carry how many in 'v'.
-        entry_only = kind in (ScoreEvent.Kind.JOIN, ScoreEvent.Kind.ATTEMPTS)
+        # Entry events carry no mode: a join its rating in 'v' (if any), attempts granted how
+        # many, a placement its cohort's index.
+        entry_only = kind in ENTRY_KINDS
         return (
             game_id,
             board_id,

@@ -12,7 +12,8 @@ from typing import TypeVar, cast
 from django.conf import settings
 from django.db.models import Q
 
-from core import board_rules, clock, errors, keys
+from competitions import scripts as cohort_scripts
+from core import board_rules, clock, competition_rules, errors, keys
 from core.config import BoardConfig
 from core.models import Game, Leaderboard, Player
 from core.redis import get_redis, run_sync
@@ -22,7 +23,7 @@ from games import services as game_services
 from ..models import ArchivedPeriod, ScoreEvent
 from .board_scripts import SwapBoard, Swapped, SwapRefused, board_swap
 from .drain import ensure_group, ledger_drain
-from .events import Erasure, Progress, StreamId, event_row, split_id
+from .events import ENTRY_KINDS, Erasure, Progress, StreamId, event_row, split_id
 
 T = TypeVar("T")
 
@@ -87,6 +88,9 @@ class _Replay:
         self.entrants: dict[str, dict[str, int]] = {}
         self.tries: dict[str, dict[str, int]] = {}
         self.extra: dict[str, dict[str, int]] = {}
+        # ... and, per board key: player -> their cohort's index, the rating they joined with.
+        self.cohorts: dict[str, dict[str, int]] = {}
+        self.ratings: dict[str, dict[str, int]] = {}
         self._spans: dict[str, periods.Period] = {}
         self._wanted: dict[str, bool] = {}
 
@@ -120,7 +124,7 @@ class _Replay:
                 self.rewrite.add(key)
                 self.changed.get(key, set()).discard(player_id)
             self.metadata.get(key, {}).pop(player_id, None)
-        for entries in (self.entrants, self.tries, self.extra):
+        for entries in (self.entrants, self.tries, self.extra, self.cohorts, self.ratings):
             for players in entries.values():
                 players.pop(player_id, None)
 
@@ -134,12 +138,19 @@ class _Replay:
         return key if self._keep(key, period) else None
 
     def _entry(self, kind: str, player_id: str, value: int, at: dt.datetime) -> None:
-        """A join, attempts granted, or an applied score's entry and attempt (the scripts' twin)."""
+        """A join, attempts granted, a placement, or an applied score's entry and attempt (the
+        scripts' twin)."""
         key = self._competing_key(at)
         if key is None:
             return
+        if kind == ScoreEvent.Kind.COHORT:
+            self.cohorts.setdefault(key, {})[player_id] = value
+            return
         self.entrants.setdefault(key, {}).setdefault(player_id, clock.to_ms(at))
-        if kind == ScoreEvent.Kind.ATTEMPTS:
+        competition = self.config.competition
+        if kind == ScoreEvent.Kind.JOIN and competition and competition.cohort_by == competition_rules.BY_RATING:
+            self.ratings.setdefault(key, {}).setdefault(player_id, value)
+        elif kind == ScoreEvent.Kind.ATTEMPTS:
             extra = self.extra.setdefault(key, {})
             extra[player_id] = extra.get(player_id, 0) + value
         elif kind == ScoreEvent.Kind.SUBMIT:
@@ -159,7 +170,7 @@ class _Replay:
     ) -> None:
         """One event, with the submit script's (or the correction script's) semantics."""
         self.events += 1
-        if kind in (ScoreEvent.Kind.JOIN, ScoreEvent.Kind.ATTEMPTS):
+        if kind in ENTRY_KINDS:
             self._entry(kind, player_id, value, at)  # no score, and the board's clock stays
             return
         if kind == ScoreEvent.Kind.SUBMIT:
@@ -347,11 +358,19 @@ async def _restore_entries(replay: _Replay) -> None:
     for board_key, entered in replay.entrants.items():
         if entered:
             pipe.zadd(keys.entry_entrants(board_key), entered, nx=True)
-    for name, found in ((keys.entry_tries, replay.tries), (keys.entry_extra, replay.extra)):
+    for name, found in (
+        (keys.entry_tries, replay.tries),
+        (keys.entry_extra, replay.extra),
+        (keys.entry_ratings, replay.ratings),
+    ):
         for board_key, counts in found.items():
             for player_id, count in counts.items():
                 pipe.hsetnx(name(board_key), player_id, count)
     await pipe.execute()
+    competition = replay.config.competition
+    balanced = competition is not None and competition.cohort_fill == competition_rules.BALANCED
+    for board_key, placed in replay.cohorts.items():
+        await cohort_scripts.cohorts_restore(get_redis(), board_key=board_key, placed=placed, balanced=balanced)
 
 
 async def _restore_metadata(metadata: dict[str, dict[str, str]]) -> None:

@@ -22,6 +22,7 @@ from ._reply import count, flag, flat
 
 CLOSE_CLAIM = load(__file__, "close_claim")
 CLOSE_ACK = load(__file__, "close_ack")
+CLOSE_DEFER = load(__file__, "close_defer")
 CLOSE_EXTEND = load(__file__, "close_extend")
 CLOSE_FAIL = load(__file__, "close_fail")
 CLOSE_REAP = load(__file__, "close_reap")
@@ -111,6 +112,30 @@ async def close_ack(client: Redis, *, ref: str, job: str, token: int) -> bool:
         _AckKeys(keys.close_claims(ref), keys.close_attempts(ref), keys.close_errors(ref)), _AckArgs(job, token)
     )
     return flag(await CLOSE_ACK(client, *call), "close_ack")
+
+
+# --------------------------------------------------------------------------- close_defer
+
+
+class _DeferKeys(NamedTuple):
+    due: str
+    claims: str
+
+
+class _DeferArgs(NamedTuple):
+    job: str
+    token: int
+    due_ms: int
+
+
+CLOSE_DEFER.bind(keys=_DeferKeys, args=_DeferArgs)
+
+
+async def close_defer(client: Redis, *, ref: str, job: str, token: int, due_ms: int) -> bool:
+    """Hand a claimed job back, due at ``due_ms``, with no failure counted; False if the claim was
+    no longer this worker's."""
+    call = CLOSE_DEFER.flatten(_DeferKeys(keys.close_jobs(ref), keys.close_claims(ref)), _DeferArgs(job, token, due_ms))
+    return flag(await CLOSE_DEFER(client, *call), "close_defer")
 
 
 # --------------------------------------------------------------------------- close_fail, close_reap

@@ -65,6 +65,10 @@ class _RetainKeys(NamedTuple):
     entrants: str
     tries: str
     extra: str
+    cohorts: str
+    sizes: str
+    state: str
+    ratings: str
 
 
 class _RetainArgs(NamedTuple):
@@ -92,6 +96,10 @@ async def close_retain(
             keys.entry_entrants(board),
             keys.entry_tries(board),
             keys.entry_extra(board),
+            keys.entry_cohorts(board),
+            keys.entry_cohort_sizes(board),
+            keys.entry_cohort_state(board),
+            keys.entry_ratings(board),
         ),
         _RetainArgs(retention_ms, expires_ms),
     )

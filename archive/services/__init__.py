@@ -5,7 +5,7 @@ missing jobs and lost work marks (catch_up.py), and taking a board out of play
 
 from __future__ import annotations
 
-from .board_close import leaderboard_deactivate
+from .board_close import competition_end, leaderboard_deactivate
 from .catch_up import SweepReport, close_jobs_catch_up, work_sweep
 from .close_jobs import (
     CLOSE_JOB_MAX_ATTEMPTS,
@@ -47,6 +47,7 @@ __all__ = [
     "close_jobs_queue",
     "close_jobs_reap",
     "close_jobs_run",
+    "competition_end",
     "leaderboard_deactivate",
     "period_archive",
     "work_sweep",

@@ -98,6 +98,27 @@ async def _ack(ref: str, job: str, token: int) -> bool:
     return await scripts.close_ack(get_redis(), ref=ref, job=job, token=token)
 
 
+async def _defer(ref: str, job: str, token: int, due_ms: int) -> bool:
+    return await scripts.close_defer(get_redis(), ref=ref, job=job, token=token, due_ms=due_ms)
+
+
+def _settles_later(board: Leaderboard, period: str, period_id: str) -> int | None:
+    """When a competing period whose review buffer is still running settles (ms); None when its
+    job may run now. A board out of play settles at once: nobody will play it again."""
+    config = BoardConfig.from_model(board, board.game)
+    competition = config.competition
+    if competition is None or period != competition.window or not competition.settle_delay_secs or not board.active:
+        return None
+    try:
+        resolved = periods.window_parse(config, period, period_id)
+    except periods.InvalidPeriod:
+        return None  # the archive says what is wrong with it
+    settles = periods.settles_at(resolved, competition)
+    if settles is None or periods.superseded(config, resolved) or clock.now() >= settles:
+        return None
+    return clock.to_ms(settles)
+
+
 async def _extend(ref: str, job: str, token: int, deadline: int) -> bool:
     return await scripts.close_extend(get_redis(), ref=ref, job=job, token=token, deadline_ms=deadline)
 
@@ -130,6 +151,12 @@ def _run_job(board: Leaderboard, claimed: ClaimedJob) -> bool:
         token = deadline
 
     period, _, period_id = claimed.job.partition(":")
+    later = _settles_later(board, period, period_id)
+    if later is not None:
+        # Not a failure: the period's review buffer runs until then (settle_delay_secs).
+        run_sync(_defer, ref, claimed.job, token, later)
+        metrics.CLOSE_JOBS_CLAIMED.labels(result="deferred").inc()
+        return False
     try:
         period_archive(board=board, period=period, period_id=period_id, progress=extend)
     except Exception as error:

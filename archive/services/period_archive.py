@@ -21,7 +21,8 @@ from typing import Literal
 from django.conf import settings
 from django.db import transaction
 
-from core import clock, errors, keys, metrics
+from competitions.services import settlement
+from core import bulk, clock, errors, keys, metrics
 from core.config import BoardConfig
 from core.errors import REDIS_FAILURES, ServiceError
 from core.models import Leaderboard
@@ -29,7 +30,7 @@ from core.redis import get_redis, run_soon, run_sync
 from games import periods
 from games import selectors as board_reads
 
-from .. import bulk, scripts
+from .. import scripts
 from ..models import ArchivedPeriod, ArchivedStanding
 from .period_events import ends_season, period_archived_emit, season_ended_emit, season_lock
 
@@ -308,6 +309,8 @@ def _complete(run: _Run, archived: ArchivedPeriod) -> ArchivedPeriod:
         archived.save(update_fields=["total", "status", "archived_at"])
         if run.finished:  # the one transition to complete: announced once, with it
             period_archived_emit(config=run.config, period=run.period, archived=archived, now=now)
+            # A competing period settles in the same transaction: exactly once, with its archive.
+            settlement.period_settle(board=run.board, config=run.config, period=run.period, now=now)
         if season_end:
             season_ended_emit(
                 board=run.board, config=run.config, still_to_archive=lambda p: _still_to_archive(run.ref, p)

@@ -12,10 +12,10 @@ from django.urls import reverse
 from core import clock
 from core.config import BoardConfig
 from core.models import Leaderboard
-from core.outbox import FinalPeriod, PeriodArchived, SeasonEnded, event_emit
+from core.outbox import PERIOD_EVENT_TOP, FinalPeriod, PeriodArchived, SeasonEnded, TopStanding, event_emit
 from games import periods
 
-from ..models import ArchivedPeriod
+from ..models import ArchivedPeriod, ArchivedStanding
 
 # Whether a period not archived yet will be (its board holds or held scores): then its own archive
 # is the season's last, and announces the end.
@@ -56,6 +56,12 @@ def period_archived_emit(
             entrants=archived.total,
             archived_at=clock.iso(now),
             standings=standings_path(game=config.game_slug, board=config.slug, window=period.kind, period_id=period.id),
+            top=[
+                TopStanding(rank=row.rank, player_id=row.player_id, display_name=row.display_name, score=row.score)
+                for row in ArchivedStanding.objects.filter(archived_period=archived)
+                .order_by("rank", "player_id")
+                .only("rank", "player_id", "display_name", "score")[:PERIOD_EVENT_TOP]
+            ],
         )
     )
 

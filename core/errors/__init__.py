@@ -72,11 +72,24 @@ SCOPE = _code("scope", 403, "A `submit` key called a board-managing endpoint: th
 GAME_NOT_FOUND = _code("game_not_found", 404, "No game with this slug.")
 BOARD_NOT_FOUND = _code("board_not_found", 404, "The game has no leaderboard with this slug.")
 PERIOD_NOT_FOUND = _code("period_not_found", 404, "The period is unknown, not kept, malformed, or gone.")
+COHORT_NOT_FOUND = _code(
+    "cohort_not_found",
+    404,
+    "The period has no such cohort, or the player is in none (yet: balanced cohorts split later).",
+)
 NOT_FOUND = _code("not_found", 404, "The player has no score on this board; or no such API endpoint.")
+NOT_SETTLED = _code(
+    "not_settled", 404, "The competing period has not settled (yet): it runs, or waits for its review buffer."
+)
+REWARD_NOT_FOUND = _code("reward_not_found", 404, "The game has no reward with this id (unknown, or another game's).")
+WEBHOOK_NOT_FOUND = _code(
+    "webhook_not_found", 404, "The game has no webhook endpoint (or delivery of it) with this id."
+)
 PLAYER_NOT_FOUND = _code("player_not_found", 404, "The game knows no such player (erasure, correction).", "ops")
 BOARD_MISSING = _code("board_missing", 404, "A period to archive is in neither Redis nor the archive.", "ops")
 METHOD_NOT_ALLOWED = _code("method_not_allowed", 405, "The path exists, but not with this method.")
 BODY_TIMEOUT = _code("body_timeout", 408, "The body was still incomplete `BODY_READ_TIMEOUT_SECS` after the headers.")
+REWARD_EXPIRED = _code("reward_expired", 410, "A claim of a reward after its claim window (`expires_at`).")
 BOARD_CLOSED = _code("board_closed", 409, "The board takes no scores now: outside its season, or out of play.")
 BOARD_HAS_SCORES = _code("board_has_scores", 409, "A change of `mode`, `order` or `ties` while the board holds scores.")
 COMPETITION_RUNNING = _code(
@@ -84,13 +97,20 @@ COMPETITION_RUNNING = _code(
 )
 CONFLICT = _code("conflict", 409, "The same board was created by another request at the same moment; retry.")
 BOARD_LIMIT = _code("board_limit", 409, "A new board past the game's board limit (the message gives it).")
+WEBHOOK_LIMIT = _code("webhook_limit", 409, "A new webhook endpoint past the game's limit (the message gives it).")
+WEBHOOK_DISABLED = _code("webhook_disabled", 409, "A replay or test of a disabled webhook endpoint: enable it first.")
 NOT_COMPETING = _code("not_competing", 409, "A join or an attempts grant on a board that runs no competition.")
+NOT_A_LEAGUE = _code("not_a_league", 409, "A league read of a board that has no tiers.")
 NOT_ENTERED = _code("not_entered", 409, "A score from a player who has not joined a board whose `entry` is `join`.")
 ENTRY_CLOSED = _code("entry_closed", 409, "A join, or an open board's first score, after its period's entry window.")
 BOARD_FULL = _code("board_full", 409, "A join, or an open board's first score, past the period's `max_entrants`.")
 ATTEMPTS_EXHAUSTED = _code(
     "attempts_exhausted", 409, "A score past the player's attempts in the period (`max_attempts`)."
 )
+NOT_ENDABLE = _code(
+    "not_endable", 409, "An end of a board that does not compete in a season, or whose season is not running."
+)
+NO_COHORTS = _code("no_cohorts", 409, "A cohort read of a board without cohorts, or of a window that does not compete.")
 PERIOD_OPEN = _code("period_open", 409, "An archive of a period still open, without force.", "ops")
 ARCHIVE_BUSY = _code("archive_busy", 409, "Another run is archiving the same period.", "ops")
 BOARD_CHANGED = _code("board_changed", 409, "The board changed while it was being archived.", "ops")
@@ -214,6 +234,11 @@ def not_found(what: str) -> ServiceError:
     return NOT_FOUND.error(what)
 
 
+def reward_not_found(*, grant_id: str) -> ServiceError:
+    """Unknown, or another game's: the two answer alike, so that a key learns nothing of other games."""
+    return REWARD_NOT_FOUND.error(f"This game has no reward {grant_id[:40]!r}.", field="grant_id")
+
+
 def player_not_found(*, player_id: str, game: _Named | None = None, field: str | None = None) -> ServiceError:
     if game is None:
         return PLAYER_NOT_FOUND.error(f"No player {player_id!r} in this game.", field=field)
@@ -263,6 +288,21 @@ def board_limit(*, limit: int) -> ServiceError:
     )
 
 
+def webhook_not_found(*, what: str, field: str) -> ServiceError:
+    """Unknown, or another game's: the two answer alike."""
+    return WEBHOOK_NOT_FOUND.error(f"This game has no webhook {what}.", field=field)
+
+
+def webhook_limit(*, limit: int) -> ServiceError:
+    return WEBHOOK_LIMIT.error(f"This game has {limit} webhook endpoints, its limit: delete one first.", field="url")
+
+
+def webhook_disabled(*, reason: str) -> ServiceError:
+    return WEBHOOK_DISABLED.error(
+        f"The endpoint is disabled ({reason or 'by the studio'}): enable it first (PATCH enabled=true)."
+    )
+
+
 def board_has_scores(*, settings: Iterable[str]) -> ServiceError:
     moved = sorted(settings)
     return BOARD_HAS_SCORES.error(
@@ -284,6 +324,46 @@ def not_entered(*, board: str, period_id: str) -> ServiceError:
         f"The player has not joined {board!r} for its period {period_id}: join it first "
         f"(POST …/leaderboards/{board}/entries).",
         field="player_id",
+    )
+
+
+def not_settled(*, period_id: str) -> ServiceError:
+    return NOT_SETTLED.error(
+        f"The period {period_id} has not settled: it settles when it ends, after the board's settle_delay_secs.",
+        field="period_id",
+    )
+
+
+def not_endable(*, board: str, running: bool = True) -> ServiceError:
+    if not running:
+        return NOT_ENDABLE.error(f"The season of {board!r} is not running: it has not begun, or it is over.")
+    return NOT_ENDABLE.error(
+        f"Only a competing season ends early; {board!r} does not compete in its all-time window in a season "
+        "(daily, weekly, monthly and custom periods end on their own).",
+        field="leaderboard",
+    )
+
+
+def no_cohorts(*, board: str, message: str) -> ServiceError:
+    return NO_COHORTS.error(message, field="leaderboard")
+
+
+def cohort_not_found(*, cohort: str, period_id: str) -> ServiceError:
+    return COHORT_NOT_FOUND.error(f"The period {period_id} has no cohort {cohort!r}.", field="cohort")
+
+
+def no_cohort_yet(*, player_id: str, period_id: str) -> ServiceError:
+    return COHORT_NOT_FOUND.error(
+        f"{player_id!r} is in no cohort of the period {period_id}: not entered, or waiting for the balanced split "
+        "(the board's competition.period.cohorts_at).",
+        field="player_id",
+    )
+
+
+def not_a_league(*, board: str) -> ServiceError:
+    return NOT_A_LEAGUE.error(
+        f"The leaderboard {board!r} has no tiers: it runs no league, so nobody has a tier on it.",
+        field="leaderboard",
     )
 
 
@@ -347,6 +427,16 @@ def board_changed(*, window: str, period_id: str) -> ServiceError:
 
 def claim_lost() -> ServiceError:
     return CLAIM_LOST.error("The job's claim expired and was handed back; this run stopped.")
+
+
+# --------------------------------------------------------------------------- 410
+
+
+def reward_expired(*, grant_id: str, expires_at: dt.datetime) -> ServiceError:
+    return REWARD_EXPIRED.error(
+        f"The reward {grant_id[:40]!r} could be claimed until {clock.iso(expires_at)}; it has expired.",
+        field="grant_id",
+    )
 
 
 # --------------------------------------------------------------------------- 413, 422

@@ -1,5 +1,6 @@
 """Domain events with a transactional outbox: a fact another part may act on (a period
-archived, a season ended, a board closed, a player erased, a score corrected, a game deleted)
+archived, a season ended, a board closed, a player erased, a score corrected, a game deleted,
+a reward granted, claimed or expired, a player's tier changed)
 is written as an ``Event`` row in the same transaction as the fact, then delivered at least
 once to each handler that apps above core subscribed (``subscribe``, in their
 ``AppConfig.ready()``), each handler's delivery recorded so that it happens once.
@@ -17,6 +18,7 @@ from __future__ import annotations
 from .delivery import DeliveryRun, envelope_of, outbox_deliver, outbox_prune, retry_delay_secs
 from .events import (
     EVENTS,
+    PERIOD_EVENT_TOP,
     BoardClosed,
     CorrectedStanding,
     EventData,
@@ -24,16 +26,24 @@ from .events import (
     FinalPeriod,
     GameDeleted,
     PeriodArchived,
+    PeriodSettled,
     PlayerErased,
+    RewardClaimed,
+    RewardExpired,
+    RewardGranted,
     ScoreCorrected,
     SeasonEnded,
+    TierChanged,
+    TopStanding,
+    WebhookTest,
     envelope_check,
 )
 from .registry import Handler, Subscription, subscribe, subscriptions_for, unsubscribe
-from .services import event_emit
+from .services import event_emit, events_emit
 
 __all__ = [
     "EVENTS",
+    "PERIOD_EVENT_TOP",
     "BoardClosed",
     "CorrectedStanding",
     "DeliveryRun",
@@ -43,13 +53,21 @@ __all__ = [
     "GameDeleted",
     "Handler",
     "PeriodArchived",
+    "PeriodSettled",
     "PlayerErased",
+    "RewardClaimed",
+    "RewardExpired",
+    "RewardGranted",
     "ScoreCorrected",
     "SeasonEnded",
     "Subscription",
+    "TierChanged",
+    "TopStanding",
+    "WebhookTest",
     "envelope_check",
     "envelope_of",
     "event_emit",
+    "events_emit",
     "outbox_deliver",
     "outbox_prune",
     "retry_delay_secs",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -33,6 +33,8 @@ from pydantic import (
 # typing_extensions: pydantic validates typing.TypedDict only from Python 3.12 on.
 from typing_extensions import TypedDict
 
+from ..competition_rules import GRANT_ID_RE, TIER_SLUG_MAX_CHARS
+
 # Instants leave the product in one format (core.clock.iso).
 TIMESTAMP_RE = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"
 # Event ids: 'evt_', then the creation time in ms (12 hex digits, so ids sort by time) and 16
@@ -43,6 +45,9 @@ Instant = Annotated[StrictStr, Field(pattern=TIMESTAMP_RE, examples=["2026-11-24
 Window = Annotated[StrictStr, Field(pattern=r"^(daily|weekly|monthly|all-time|custom)$")]
 Slug = Annotated[StrictStr, Field(min_length=1, max_length=50)]
 PlayerIdText = Annotated[StrictStr, Field(min_length=1, max_length=64)]
+GrantId = Annotated[StrictStr, Field(pattern=GRANT_ID_RE, examples=["grant_h7Kq2XbN0vLw9RtYc3ZpEg"])]
+# A tier's slug, or "" where there is none (a board without tiers).
+TierText = Annotated[StrictStr, Field(max_length=TIER_SLUG_MAX_CHARS)]
 
 
 class EventEnvelope(TypedDict):
@@ -66,6 +71,19 @@ class EventData(BaseModel):
     game: Slug = Field(description="The game's slug.")
 
 
+class TopStanding(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    rank: StrictInt = Field(ge=1)
+    player_id: PlayerIdText
+    display_name: StrictStr = Field(description='The name shown for them; "" for none.')
+    score: StrictInt = Field(description="The score as stored (a time in ms, points, hundredths: the board's format).")
+
+
+# The final standings' first ranks a period.archived carries (all of them: read `standings`).
+PERIOD_EVENT_TOP = 10
+
+
 class PeriodArchived(EventData):
     """A board's period is over and its final standings are archived for good (exactly once per
     period). Read them at ``standings``."""
@@ -84,6 +102,9 @@ class PeriodArchived(EventData):
     entrants: StrictInt = Field(ge=0, description="Players on the final standings.")
     archived_at: Instant
     standings: StrictStr = Field(description="The API path of the final standings.")
+    top: list[TopStanding] = Field(
+        default_factory=list, description=f"The first {PERIOD_EVENT_TOP} of the final standings, in rank order."
+    )
 
 
 class FinalPeriod(BaseModel):
@@ -178,9 +199,123 @@ class GameDeleted(EventData):
     deleted_at: Instant
 
 
+class RewardGranted(EventData):
+    """A player was granted a reward for a period of a competing board (by its settlement). It waits
+    to be claimed (``POST …/rewards/{grant_id}/claim``) until ``expires_at``. Once per player and period."""
+
+    TYPE: ClassVar[str] = "reward.granted"
+    VERSION: ClassVar[int] = 1
+
+    leaderboard: Slug
+    window: Window
+    period_id: StrictStr
+    player_id: PlayerIdText
+    grant_id: GrantId
+    cohort: StrictStr = Field(description='The cohort the player ranked in; "" when the board has none.')
+    tier: TierText = Field(description='The tier the player played the period in; "" on a board without tiers.')
+    rank: StrictInt = Field(ge=1, description="Their rank in the cohort (or the board) when the period settled.")
+    reward: dict[str, Any] = Field(description="The studio's reward, as its reward table gives it.")
+    granted_at: Instant
+    expires_at: Instant = Field(description="The end of the claim window: claims from then on are refused.")
+
+
+class RewardClaimed(EventData):
+    """A game server claimed a player's reward: give it to the player now (once per grant)."""
+
+    TYPE: ClassVar[str] = "reward.claimed"
+    VERSION: ClassVar[int] = 1
+
+    leaderboard: Slug
+    window: Window
+    period_id: StrictStr
+    player_id: PlayerIdText
+    grant_id: GrantId
+    reward: dict[str, Any]
+    claimed_at: Instant
+
+
+class RewardExpired(EventData):
+    """A reward's claim window passed unclaimed: it can no longer be claimed (once per grant)."""
+
+    TYPE: ClassVar[str] = "reward.expired"
+    VERSION: ClassVar[int] = 1
+
+    leaderboard: Slug
+    window: Window
+    period_id: StrictStr
+    player_id: PlayerIdText
+    grant_id: GrantId
+    reward: dict[str, Any]
+    expires_at: Instant = Field(description="When its claim window ended.")
+    expired_at: Instant = Field(description="When the expiry sweep marked it (at or after expires_at).")
+
+
+class TierChanged(EventData):
+    """A player moved up or down a league's tiers when a period settled (a player who stays in
+    their tier has a history row, but no event)."""
+
+    TYPE: ClassVar[str] = "tier.changed"
+    VERSION: ClassVar[int] = 1
+
+    leaderboard: Slug
+    period_id: StrictStr = Field(description="The period whose settlement moved them.")
+    player_id: PlayerIdText
+    from_tier: TierText
+    to_tier: TierText
+    move: Literal[-1, 1] = Field(description="1: promoted (up a tier); -1: demoted.")
+    cohort: StrictStr = Field(description='The cohort they ranked in; "" when the board has none.')
+    rank: StrictInt | None = Field(ge=1, description="Their rank in the cohort; null: no score that period.")
+    changed_at: Instant
+
+
+class PeriodSettled(EventData):
+    """A competing board's period settled (exactly once, with its archive): every entrant's rank
+    in their cohort, tier move and reward are frozen; read them at ``settlement``. Its
+    ``tier.changed`` and ``reward.granted`` events are written in the same transaction."""
+
+    TYPE: ClassVar[str] = "period.settled"
+    VERSION: ClassVar[int] = 1
+
+    leaderboard: Slug
+    window: Window
+    period_id: StrictStr
+    entrants: StrictInt = Field(ge=0, description="Players who entered the period.")
+    cohorts: StrictInt = Field(ge=0, description="Cohorts they raced in (1 on a board without cohorts).")
+    promoted: StrictInt = Field(ge=0, description="Entrants who moved up a tier.")
+    demoted: StrictInt = Field(ge=0, description="Entrants who moved down a tier.")
+    granted: StrictInt = Field(ge=0, description="Entrants granted a reward.")
+    settled_at: Instant
+    settlement: StrictStr = Field(description="The API path of the settlement, entrant by entrant.")
+
+
+class WebhookTest(EventData):
+    """Asked for by `POST …/webhooks/{endpoint_id}/test` (or admin, or `manage.py webhooks test`):
+    delivered to that one endpoint only, to check that a receiver verifies and answers 2xx."""
+
+    TYPE: ClassVar[str] = "webhook.test"
+    VERSION: ClassVar[int] = 1
+
+    endpoint_id: Annotated[StrictStr, Field(min_length=1, max_length=40)]
+    requested_at: Instant
+
+
 # Every event type, by name. A type not here cannot be written, subscribed to or delivered.
 EVENTS: dict[str, type[EventData]] = {
-    model.TYPE: model for model in (PeriodArchived, SeasonEnded, BoardClosed, PlayerErased, ScoreCorrected, GameDeleted)
+    model.TYPE: model
+    for model in (
+        PeriodArchived,
+        PeriodSettled,
+        SeasonEnded,
+        BoardClosed,
+        PlayerErased,
+        ScoreCorrected,
+        GameDeleted,
+        RewardGranted,
+        RewardClaimed,
+        RewardExpired,
+        TierChanged,
+        WebhookTest,
+    )
 }
 
 

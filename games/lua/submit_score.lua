@@ -17,10 +17,15 @@
 --   (player_id -> when they entered, ms); on a board that does not compete, names never touched
 -- KEYS[8] tries         that period's tries HASH (player_id -> scores accepted)
 -- KEYS[9] extra         that period's extra-attempts HASH (player_id -> attempts granted)
--- KEYS[10..] per window: board, meta, members
+-- KEYS[10] cohorts      that period's cohorts ZSET (core/lua/prelude/cohorts.lua: an open
+--   board's first score places its player)
+-- KEYS[11] sizes        its cohort sizes ZSET
+-- KEYS[12] state        its cohort state HASH
+-- KEYS[13] tiers        the board's league tiers HASH
+-- KEYS[14..] per window: board, meta, members
 --   (its period board ZSET, that board's entry metadata HASH player_id -> JSON, and its
 --   members HASH player_id -> member)
--- KEYS[10+3W..] per item: spam, idem, idem_index
+-- KEYS[14+3W..] per item: spam, idem, idem_index
 --   (its player's anti-spam ZSET, its idempotency STRING, a placeholder key when the item
 --   has no fingerprint, and its player's idempotency-records ZSET: record key -> expiry ms,
 --   where an erasure finds them)
@@ -40,9 +45,15 @@
 -- ARGV[12] max_entrants the field's size, 0 for no limit
 -- ARGV[13] closes_ms    when entry closes, epoch ms ('' while the period lasts)
 -- ARGV[14] max_attempts scores a player may have accepted in the period, 0 for no limit
--- ARGV[15..] per window: name, period_id, ends_ms
+-- ARGV[15] cohort_size  entrants a cohort takes at most, 0 for a board without cohorts
+-- ARGV[16] fill         'first_come' | 'balanced'
+-- ARGV[17] formed_ms    balanced: when the period's split is due, epoch ms ('' for first come)
+-- ARGV[18] tier_slugs   a league's tier slugs bottom first, space-separated, when cohorts are
+--   formed within tiers ('' otherwise)
+-- ARGV[19] start_tier   the tier of a player the league has no tier for
+-- ARGV[20..] per window: name, period_id, ends_ms
 --   (ends_ms '' if the period never ends)
--- ARGV[15+3W..] per item: player, value, sub, spam_member, fingerprint, score, subscore, name, metadata
+-- ARGV[20+3W..] per item: player, value, sub, spam_member, fingerprint, score, subscore, name, metadata
 --   (player_id; the sort-base delta (increment) or the sort base (best, latest); the
 --   oriented subscore likewise (0 unless ties 'subscore'); a member unique to the item for
 --   the anti-spam window; idempotency fingerprint ('' for none); the score and the subscore
@@ -63,15 +74,17 @@ local spam_window = tonumber(ARGV[4])
 local windows = tonumber(ARGV[6])
 local ties = ARGV[9]
 local competing = tonumber(ARGV[10])
-local first_item_key = 10 + 3 * windows
-local first_item_arg = 15 + 3 * windows
+local first_item_key = 14 + 3 * windows
+local first_item_arg = 20 + 3 * windows
 local clock = redis.call('GET', KEYS[6])
 local clock_moved = false
 
-local function window_arg(i, field) return ARGV[15 + (i - 1) * 3 + field] end
-local function board_of(i) return KEYS[7 + 3 * i] end
-local function meta_of(i) return KEYS[8 + 3 * i] end
-local function members_of(i) return KEYS[9 + 3 * i] end
+local function window_arg(i, field) return ARGV[20 + (i - 1) * 3 + field] end
+local function board_of(i) return KEYS[11 + 3 * i] end
+local function meta_of(i) return KEYS[12 + 3 * i] end
+local function members_of(i) return KEYS[13 + 3 * i] end
+local cohort_size = tonumber(ARGV[15])
+local cohort_keys = {entrants = KEYS[7], ledger = KEYS[5], cohorts = KEYS[10], sizes = KEYS[11], state = KEYS[12]}
 
 local function replay(idem, fingerprint)
   local stored = redis.call('GET', idem)
@@ -153,7 +166,11 @@ local function apply(spam, idem, idem_index, a)
     redis.call('PEXPIRE', spam, spam_window)
   end
   if competing > 0 then
-    redis.call('ZADD', KEYS[7], 'NX', now, player)  -- an open board's first score enters
+    -- An open board's first score enters, and places its player where there are cohorts.
+    if redis.call('ZADD', KEYS[7], 'NX', now, player) == 1 and cohort_size > 0 then
+      local place = cohort_tier_place(KEYS[13], player, ARGV[18], ARGV[19])
+      cohort_enter(cohort_keys, player, place, cohort_size, ARGV[16] == 'first_come', ARGV[17], now, ARGV[2])
+    end
     redis.call('HINCRBY', KEYS[8], player, 1)
   end
   -- Every applied item moves the board's clock once (the rebuild replays it the same way).

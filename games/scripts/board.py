@@ -17,7 +17,7 @@ from core import keys
 from core.lua import Call, ScriptReplyError, load
 
 ENTRIES = ("entries",)
-SUBMIT_SCORE = load(__file__, "submit_score", prelude=ENTRIES)
+SUBMIT_SCORE = load(__file__, "submit_score", prelude=(*ENTRIES, "cohorts"))
 BOARD_WINDOW = load(__file__, "board_window", prelude=ENTRIES)
 PLAYERS_RANK = load(__file__, "players_rank", prelude=ENTRIES)
 SET_PLAYER_HIDDEN = load(__file__, "set_player_hidden", prelude=ENTRIES)
@@ -47,6 +47,10 @@ class _SubmitKeys(NamedTuple):
     entrants: str
     tries: str
     extra: str
+    cohorts: str
+    sizes: str
+    state: str
+    tiers: str
 
 
 class _SubmitWindowKeys(NamedTuple):
@@ -76,6 +80,11 @@ class _SubmitArgs(NamedTuple):
     max_entrants: int
     closes_ms: int | str
     max_attempts: int
+    cohort_size: int
+    fill: str
+    formed_ms: int | str
+    tier_slugs: str
+    start_tier: str
 
 
 class _SubmitWindowArgs(NamedTuple):
@@ -117,6 +126,27 @@ class BoardRules:
 
 
 @dataclass(frozen=True)
+class CohortGate:
+    """Where a competing period's new entrants go (core/lua/prelude/cohorts.lua)."""
+
+    size: int
+    first_come: bool
+    formed_ms: int | None  # balanced: when the split is due; None for first come
+    tier_slugs: tuple[str, ...] = ()  # a league's tiers, bottom first, when cohorts are by tier
+    start_tier: str = ""
+
+    @property
+    def args(self) -> tuple[int, str, int | str, str, str]:
+        """(cohort_size, fill, formed_ms, tier_slugs, start_tier) as the scripts take them."""
+        formed: int | str = "" if self.formed_ms is None else self.formed_ms
+        fill = "first_come" if self.first_come else "balanced"
+        return self.size, fill, formed, " ".join(self.tier_slugs), self.start_tier
+
+
+NO_COHORTS_ARGS = (0, "first_come", "", "", "")
+
+
+@dataclass(frozen=True)
 class EntryGate:
     """A competing board's entry rules for its competing window's current period (issue 22)."""
 
@@ -125,6 +155,7 @@ class EntryGate:
     max_entrants: int | None
     closes_ms: int | None  # when entry closes; None while the period lasts
     max_attempts: int | None
+    cohorts: CohortGate | None = None
 
 
 @dataclass(frozen=True)
@@ -180,15 +211,36 @@ def window_keys(ref: str, period: WindowPeriod) -> tuple[str, str, str]:
     return board_key, keys.entry_meta(board_key), keys.entry_members(board_key)
 
 
+def entry_keys(ref: str, board_key: str) -> list[str]:
+    """A competing period's entry keys, as the write scripts take them: entrants, tries, extra,
+    cohorts, sizes, state, and the board's league tiers."""
+    return [
+        keys.entry_entrants(board_key),
+        keys.entry_tries(board_key),
+        keys.entry_extra(board_key),
+        keys.entry_cohorts(board_key),
+        keys.entry_cohort_sizes(board_key),
+        keys.entry_cohort_state(board_key),
+        keys.league_tiers(ref),
+    ]
+
+
 def _gate_parts(ref: str, gate: EntryGate | None, periods: Sequence[WindowPeriod]) -> tuple[list[str], list[Any]]:
-    """The entry KEYS (entrants, tries, extra) and ARGV (competing .. max_attempts) of a call."""
+    """The entry KEYS (entrants .. tiers) and ARGV (competing .. start_tier) of a call."""
     competing = next((i for i, p in enumerate(periods, 1) if gate is not None and p.kind == gate.window), 0)
     board_key = keys.board(ref, periods[max(competing, 1) - 1].kind, periods[max(competing, 1) - 1].id)
-    entry_keys = [keys.entry_entrants(board_key), keys.entry_tries(board_key), keys.entry_extra(board_key)]
     if gate is None or not competing:
-        return entry_keys, [0, "open", 0, "", 0]
+        return entry_keys(ref, board_key), [0, "open", 0, "", 0, *NO_COHORTS_ARGS]
     closes: int | str = "" if gate.closes_ms is None else gate.closes_ms
-    return entry_keys, [competing, gate.entry, gate.max_entrants or 0, closes, gate.max_attempts or 0]
+    cohorts = gate.cohorts.args if gate.cohorts else NO_COHORTS_ARGS
+    return entry_keys(ref, board_key), [
+        competing,
+        gate.entry,
+        gate.max_entrants or 0,
+        closes,
+        gate.max_attempts or 0,
+        *cohorts,
+    ]
 
 
 def submit_score_call(

@@ -21,7 +21,8 @@ from typing import Any, NamedTuple
 from django.conf import settings
 from redis.asyncio.client import Pipeline
 
-from core import clock, errors, keys, lua, metrics, text, worksets
+from core import clock, competition_rules, errors, keys, lua, metrics, text, worksets
+from core.competition_rules import Competition
 from core.config import BoardConfig, GameConfig
 from core.errors import ServiceError
 from core.models import MAX_SAFE_SCORE, PLAYER_ID_MESSAGE, is_player_id
@@ -205,6 +206,22 @@ def entry_gate(board: BoardConfig, current: Sequence[periods.Period]) -> board_s
         max_entrants=competition.max_entrants,
         closes_ms=None if closes is None else clock.to_ms(closes),
         max_attempts=competition.max_attempts,
+        cohorts=cohort_gate(competition, period),
+    )
+
+
+def cohort_gate(competition: Competition, period: periods.Period) -> board_scripts.CohortGate | None:
+    """Where the period's new entrants go (None: the board has no cohorts)."""
+    if competition.cohort_size is None:
+        return None
+    formed = periods.cohorts_formed_at(period, competition)
+    by_tier = competition.cohort_by == competition_rules.BY_TIER
+    return board_scripts.CohortGate(
+        size=competition.cohort_size,
+        first_come=competition.cohort_fill == competition_rules.FIRST_COME,
+        formed_ms=None if formed is None else clock.to_ms(formed),
+        tier_slugs=tuple(t.slug for t in competition.tiers) if by_tier else (),
+        start_tier=competition.start_tier if by_tier else "",
     )
 
 

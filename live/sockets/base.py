@@ -123,9 +123,10 @@ class LiveSocket(AsyncWebsocketConsumer):
         self.outbox: deque[str | int] = deque()
         self.writer: asyncio.Task[None] | None = None
         self.closing = False
-        # While the socket handles a request (a subscribe reads its snapshot), the hub's
-        # messages wait here and are taken after it, in the order they came.
-        self.busy = False
+        # While the socket handles a request (a subscribe reads its snapshot) or moves a
+        # cohort view (sockets/cohorts.py), the hub's messages wait here and are taken after
+        # the last of them, in the order they came. A count: a move may overlap a request.
+        self.busy = 0
         self.held: list[fanout.Delivery] = []
         self.opened_at: float | None = None
 
@@ -252,10 +253,12 @@ class LiveSocket(AsyncWebsocketConsumer):
             await fanout.hub().watch(group, self)
             self.joined.add(group)
 
-    async def leave(self, group: str) -> None:
-        if group in self.joined:
-            self.joined.discard(group)
-            await fanout.hub().unwatch(group, self)
+    async def leave(self, group: str) -> bool:
+        """Leave ``group``; True if this process's last watcher of it left."""
+        if group not in self.joined:
+            return False
+        self.joined.discard(group)
+        return await fanout.hub().unwatch(group, self)
 
     # ----------------------------------------------------------------- frames out
 
@@ -347,16 +350,17 @@ class LiveSocket(AsyncWebsocketConsumer):
 
     async def _handling(self, request: Awaitable[bool | None]) -> bool | None:
         """Await a request's handler with the hub's messages held, then take them in order."""
-        self.busy = True
+        self.busy += 1
         try:
             return await request
         finally:
-            self.busy = False
-            held, self.held = self.held, []
-            for delivery in held:
-                self.deliver(delivery)
+            self.busy -= 1
+            if not self.busy:
+                held, self.held = self.held, []
+                for delivery in held:
+                    self.deliver(delivery)
 
-    async def error(self, code: str, message: str) -> None:
+    async def error(self, code: events.ErrorCode, message: str) -> None:
         await self.send_json(events.error(code, message))
 
     # ----------------------------------------------------------------- client -> server

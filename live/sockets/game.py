@@ -8,9 +8,12 @@ selectors, writes through services, payloads through events.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Coroutine
 from typing import Any, ClassVar
 
 from accounts.selectors import linked_player_id
+from competitions.selectors import cohorts as cohort_reads
 from core import clock, config
 from games import periods
 from games import selectors as board_reads
@@ -19,6 +22,7 @@ from presence import services as presence_services
 
 from .. import events, fanout, selectors, services
 from .base import CLOSE_NO_SUCH_GAME, LiveSocket
+from .cohorts import CohortViews, View
 from .messages import (
     DEFAULT_LIMIT,
     FIELD_MESSAGES,
@@ -34,12 +38,10 @@ from .messages import (
 
 __all__ = ["DEFAULT_LIMIT", "MAX_FOLLOWED", "GameSocket"]
 
-# One window of one leaderboard a socket watches: (board slug, window).
-View = tuple[str, str]
 # The presence snapshot a socket gets when it asks: the most recently seen players.
 PRESENCE_SNAPSHOT_PLAYERS = 50
-# Board windows one socket may subscribe to at once: a page shows a few; each one is a group
-# joined, a snapshot read and a view kept per socket, so a client cannot hold thousands.
+# Board windows and cohorts one socket may subscribe to at once: a page shows a few; each one
+# is a group joined, a snapshot read and a view kept per socket, so a client cannot hold thousands.
 SUBSCRIPTIONS_MAX = 20
 
 
@@ -55,6 +57,8 @@ class GameSocket(LiveSocket):
         # view -> what its last message showed (period id, total and rows, as _rows() encodes them)
         self.last_views: dict[View, str] = {}
         self.followed: set[str] = set()
+        # Cohort views (sockets/cohorts.py), by the same (board slug, window).
+        self.cohorts = CohortViews(self)
         self.me: str | None = None
         self.presence_version: int | None = None  # None: this socket did not ask for presence
         self.recent_version: int | None = None  # likewise for recent submissions
@@ -83,6 +87,7 @@ class GameSocket(LiveSocket):
     async def finish(self) -> None:
         if not hasattr(self, "game"):
             return
+        await self.cohorts.close()
         if self.me is not None:
             await presence_services.page_leave(game=self.game, player_id=self.me, socket_id=self.socket_id)
         else:
@@ -120,11 +125,19 @@ class GameSocket(LiveSocket):
         board, period = found
         limit = message.limit
         view = (board.slug, period)
-        if view not in self.subscriptions and len(self.subscriptions) >= SUBSCRIPTIONS_MAX:
+        held = self.cohorts.views if message.cohort is not None else self.subscriptions
+        if view not in held and len(self.subscriptions) + len(self.cohorts.views) >= SUBSCRIPTIONS_MAX:
             limit_text = (
-                f"A socket subscribes to at most {SUBSCRIPTIONS_MAX} board windows: unsubscribe from one first."
+                f"A socket subscribes to at most {SUBSCRIPTIONS_MAX} board windows and cohorts: "
+                "unsubscribe from one first."
             )
             await self.error("invalid", limit_text)
+            return
+        if message.cohort is not None:
+            # The board's group carries the window's resets to its cohort views too.
+            if await self.cohorts.subscribe(board, period, message.cohort, limit):
+                await self.join(events.board_group(board.ref, period))
+                await self._send_followed_standings([view], self.followed)
             return
         await self.join(events.board_group(board.ref, period))
         self.subscriptions[view] = limit
@@ -144,11 +157,15 @@ class GameSocket(LiveSocket):
             return
         board, period = found
         view = (board.slug, period)
-        self.subscriptions.pop(view, None)
-        await self.leave(events.board_group(board.ref, period))
-        self.versions.pop(view, None)
-        self.last_views.pop(view, None)
-        self.period_ids.pop(view, None)
+        if message.cohort is not None:
+            await self.cohorts.unsubscribe(view)
+        else:
+            self.subscriptions.pop(view, None)
+            self.versions.pop(view, None)
+            self.last_views.pop(view, None)
+            self.period_ids.pop(view, None)
+        if view not in self.subscriptions and view not in self.cohorts.views:
+            await self.leave(events.board_group(board.ref, period))
 
     async def follow(self, message: Follow) -> None:
         player_ids = message.player_ids
@@ -162,7 +179,9 @@ class GameSocket(LiveSocket):
             self.repeat(services.FOLLOW_REFRESH_SECS, self._refresh_follows)
         self.followed.update(new)
         await services.live_follow(game=self.game, player_ids=new)
-        await self._send_followed_standings(list(self.subscriptions), set(new))
+        if player_ids:
+            await self.cohorts.follow(player_ids[-1])  # "mine" is the player named last
+        await self._send_followed_standings(self._views(), set(new))
 
     async def presence(self, message: Presence) -> None:
         """Ask for the game's presence: a snapshot now, then the broadcaster's changes."""
@@ -192,6 +211,10 @@ class GameSocket(LiveSocket):
     async def _refresh_follows(self) -> None:
         await services.live_follow(game=self.game, player_ids=sorted(self.followed))
 
+    def _views(self) -> list[View]:
+        """Every window the socket watches, as a board or as a cohort."""
+        return list(dict.fromkeys([*self.subscriptions, *self.cohorts.windows()]))
+
     async def _send_followed_standings(self, views: list[View], player_ids: set[str]) -> None:
         """A followed player's current standing, so a page shows it before anything changes."""
         if not player_ids:
@@ -201,16 +224,23 @@ class GameSocket(LiveSocket):
             if board is None:
                 continue
             changes: dict[str, dict[str, tuple[str, board_reads.Standing]]] = {}
+            places: dict[str, dict[str, selectors.CohortPlace]] = {}
             names: dict[str, str] = {}
             for kind in [w for slug, w in views if slug == board_slug]:
                 period = periods.window_current(board, kind, clock.now())
-                for standing in await board_reads.standings_of(
-                    board=board, period=period, player_ids=sorted(player_ids)
-                ):
+                found = await board_reads.standings_of(board=board, period=period, player_ids=sorted(player_ids))
+                for standing in found:
                     changes.setdefault(standing.player_id, {})[kind] = (period.id, standing)
                     names[standing.player_id] = standing.display_name
+                if found and cohort_reads.has_cohorts(board, kind):
+                    placed, _ = await selectors.cohort_places(
+                        board=board, period=period, player_ids=[s.player_id for s in found], known={}
+                    )
+                    for player_id, place in placed.items():
+                        places.setdefault(player_id, {})[kind] = place
             for player_id, periods_changed in changes.items():
-                await self.send_json(events.player(board, player_id, names[player_id], periods_changed))
+                payload = events.player(board, player_id, names[player_id], periods_changed, places.get(player_id))
+                await self.send_json(payload)
 
     # One table: each action's message model and its handler (docs/websocket.md, "Client → server").
     actions: ClassVar[dict[str, Action[Any]]] = {
@@ -226,7 +256,10 @@ class GameSocket(LiveSocket):
     def take(self, delivery: fanout.Delivery) -> None:
         kind = delivery.payload["type"]
         if kind == "standings":
-            self._standings(delivery)
+            if "cohort" in delivery.payload:
+                self.cohorts.take(delivery)
+            else:
+                self._standings(delivery)
         elif kind == "player":
             self._player(delivery)
         elif kind in ("presence", "recent"):
@@ -234,8 +267,20 @@ class GameSocket(LiveSocket):
         elif kind == "reset":
             payload = delivery.payload
             view = (payload["leaderboard"], payload["period"])
-            if view in self.subscriptions and self._on_period(view, payload["period_id"]):
+            news = view in self.subscriptions and self._on_period(view, payload["period_id"])
+            # Both evaluated: the board view and the cohort view each move to the new period.
+            if self.cohorts.on_reset(view, payload["period_id"]) or news:
                 self.push(delivery.frame())
+
+    def run_held(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` (a cohort view's move) as the socket's own task, the hub's messages held
+        meanwhile as for a request (so none overtakes the snapshot it sends)."""
+        self.tasks = [task for task in self.tasks if not task.done()]
+
+        async def held() -> None:
+            await self._handling(work)
+
+        self.tasks.append(asyncio.create_task(held()))
 
     def _standings(self, delivery: fanout.Delivery) -> None:
         payload: events.StandingsPayload = delivery.payload  # type: ignore[assignment]
@@ -255,8 +300,11 @@ class GameSocket(LiveSocket):
     def _player(self, delivery: fanout.Delivery) -> None:
         payload: events.PlayerPayload = delivery.payload  # type: ignore[assignment]
         board = payload["leaderboard"]
-        watched = tuple(k for k in payload["periods"] if (board, k) in self.subscriptions)
+        watched = tuple(
+            k for k in payload["periods"] if (board, k) in self.subscriptions or (board, k) in self.cohorts.views
+        )
         if watched and payload["player_id"] in self.followed:
+            self.cohorts.on_player(payload)
             # Sockets watching the same windows of the board share one frame.
             self.push(
                 delivery.frame(

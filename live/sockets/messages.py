@@ -37,6 +37,10 @@ def _player_id(value: str) -> str:
 
 
 PlayerId = Annotated[str, Field(min_length=1, max_length=PLAYER_ID_MAX_CHARS), AfterValidator(_player_id)]
+# A cohort id ("3", a league's "silver-3": a tier slug of at most 32 characters and a number) or
+# "mine"; which ids the period has is the handler's to say (cohort_not_found).
+COHORT_MAX_CHARS = 48
+CohortId = Annotated[str, Field(min_length=1, max_length=COHORT_MAX_CHARS, pattern=r"^[a-z0-9-]+$")]
 
 
 class Subscribe(BaseModel):
@@ -47,6 +51,7 @@ class Subscribe(BaseModel):
     leaderboard: str | None = None  # the game's first board when absent
     period: str
     limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=events.LIVE_LIMIT_MAX)
+    cohort: CohortId | None = None  # a cohort of the window ("mine": the followed player's) instead of the board
 
 
 class Unsubscribe(BaseModel):
@@ -56,6 +61,7 @@ class Unsubscribe(BaseModel):
     action: Literal["unsubscribe"]
     leaderboard: str | None = None
     period: str
+    cohort: CohortId | None = None  # any: the window's cohort view, whichever cohort it watches
 
 
 class Follow(BaseModel):
@@ -98,6 +104,7 @@ FIELD_MESSAGES: dict[str, str] = {
     "period": "period must be one of: {windows}.",
     "limit": f"limit must be an integer from 1 to {events.LIVE_LIMIT_MAX}.",
     "player_ids": f"player_ids must be a list of at most {MAX_FOLLOWED} valid player ids.",
+    "cohort": 'cohort must be "mine" or a cohort id, such as "3".',
 }
 
 M = TypeVar("M", bound=BaseModel)
@@ -115,7 +122,7 @@ class Action(Generic[M]):
 class Refusal:
     """A message the socket answers with an ``error`` (``field``: the invalid field, if one is)."""
 
-    code: str
+    code: events.ErrorCode
     message: str
     field: str | None = None
     unknown_field: bool = False

@@ -1,4 +1,5 @@
-"""Admin of games: the settings in a few compact sections with the API keys first, and a
+"""Admin of games: the settings in a few compact sections with the API keys first, a competing
+board's rules in words, its current period and ending a season now (competition.py), and a
 deletion that says what goes and goes through moderation.services.game_delete."""
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from django.forms import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import URLPattern, path, reverse
+from django.utils.safestring import SafeString
 
 from archive.services import leaderboard_deactivate
 from core import board_rules, clock
@@ -24,6 +26,7 @@ from games.leaderboards import leaderboard_reopen_mark
 
 from .. import selectors, services
 from .api_keys import save_key
+from .competition import end_competition_view, end_link, preview_html, rules_html
 
 
 class LeaderboardForm(forms.ModelForm):
@@ -59,14 +62,27 @@ class LeaderboardInline(admin.StackedInline):
     extra = 0
     # Deactivate a board instead: its archives stay readable.
     can_delete = False
-    readonly_fields = ("next_resets",)
+    readonly_fields = ("next_resets", "rules_in_words", "this_period", "end_now")
     fieldsets = (
         (None, {"fields": (("name", "slug"), "active", "description")}),
         ("Scores", {"fields": (("mode", "order", "ties"), ("min_score", "max_score"), "format")}),
         ("Windows", {"fields": ("windows", ("cron", "timezone"), "next_resets", ("starts_at", "ends_at"))}),
         (
             "Competition",
-            {"fields": (("competition_window", "entry"), ("max_entrants", "entry_window_secs", "max_attempts"))},
+            {
+                "fields": (
+                    ("competition_window", "entry"),
+                    ("max_entrants", "entry_window_secs", "max_attempts"),
+                    ("cohort_size", "cohort_fill", "cohort_by"),
+                    "tiers",
+                    ("start_tier", "min_scores"),
+                    "rewards",
+                    ("claim_window_secs", "settle_delay_secs"),
+                    "rules_in_words",
+                    "this_period",
+                    "end_now",
+                )
+            },
         ),
     )
 
@@ -75,6 +91,18 @@ class LeaderboardInline(admin.StackedInline):
         if not obj.pk or not obj.cron:
             return "—"
         return board_preview(obj)
+
+    @admin.display(description="rules in words")
+    def rules_in_words(self, obj: Leaderboard) -> SafeString | str:
+        return rules_html(obj)
+
+    @admin.display(description="this period")
+    def this_period(self, obj: Leaderboard) -> SafeString | str:
+        return preview_html(obj)
+
+    @admin.display(description="end now")
+    def end_now(self, obj: Leaderboard) -> SafeString | str:
+        return end_link(obj)
 
 
 def board_preview(board: Leaderboard) -> str:
@@ -145,6 +173,14 @@ class GameAdmin(admin.ModelAdmin):
     @admin.display(description="leaderboards")
     def board_count(self, obj: Game) -> int:
         return obj.leaderboards.count()
+
+    def get_urls(self) -> list[URLPattern]:
+        def end_view(request: HttpRequest, object_id: str, slug: str) -> HttpResponse:
+            return end_competition_view(self, request, object_id, slug)
+
+        view = self.admin_site.admin_view(end_view)
+        end = path("<path:object_id>/leaderboards/<slug:slug>/end/", view, name="core_game_end_competition")
+        return [end, *super().get_urls()]
 
     def get_actions(self, request: HttpRequest) -> dict[str, Any]:
         # Deleting a game is one game at a time, from its page, through the service.

@@ -64,6 +64,11 @@ def test_it_announces_a_period_archived_once_with_its_archive(game: Game) -> Non
         "entrants": 2,
         "archived_at": "2026-11-21T00:02:00.000Z",
         "standings": f"/api/v1/games/tetris/leaderboards/main/daily/{DAY}",
+        # The final top, as the archive holds it (a player without a name shows their id there).
+        "top": [
+            {"rank": 1, "player_id": "ada", "display_name": "Ada", "score": 30},
+            {"rank": 2, "player_id": "bob", "display_name": "bob", "score": 20},
+        ],
     }
 
 

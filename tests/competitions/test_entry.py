@@ -100,6 +100,8 @@ async def test_it_refuses_the_score_of_a_player_who_has_not_joined_then_takes_it
         "max_entrants": 3,
         "attempts_used": 0,
         "attempts_left": 2,
+        "cohort": None,
+        "tier": None,
     }
     assert (await join(aclient, submit, "ada"))[0] == 200  # the same entry again
     assert (await score(aclient, submit, "ada", 100))[0] == 200

@@ -90,3 +90,35 @@ def test_it_erases_a_player_from_the_periods_entry(cup):
 
     entrants, tries, extra = entry_state()
     assert ([p for p, _ in entrants], tries, extra) == (["bob"], {}, {})
+
+
+def cohort_state() -> tuple[list[tuple[str, float]], list[tuple[str, float]], dict[str, str], dict[str, str]]:
+    async def read() -> Any:
+        client = get_redis()
+        return (
+            await client.zrange(keys.entry_cohorts(BOARD), 0, -1, withscores=True),
+            await client.zrange(keys.entry_cohort_sizes(BOARD), 0, -1, withscores=True),
+            await client.hgetall(keys.entry_cohort_state(BOARD)),
+            await client.hgetall(keys.entry_ratings(BOARD)),
+        )
+
+    return run_sync(read)
+
+
+def test_it_stores_placements_and_rebuilds_the_cohorts_redis_lost(cup):
+    game, manage, submit = cup
+    assert put(manage, "", {"mode": "best", "order": "desc", "windows": ["weekly"], "cohort_size": 2})[0] == 200
+    for player in ["ada", "bob", "cy"]:
+        assert post(submit, "/scores", {"player_id": player, "score": 1}) == (200, "")  # open: enters
+    before = cohort_state()
+    assert [p for p, _ in before[0]] == ["ada", "bob", "cy"] and before[2]["n:0"] == "2"
+
+    ledger.ledger_drain()
+    placed = sorted(ScoreEvent.objects.filter(game=game, kind="cohort").values_list("player_id", "value"))
+    assert placed == [("ada", 1), ("bob", 1), ("cy", 2)]
+    run_sync(lambda: get_redis().flushdb())
+    ledger.leaderboards_rebuild(game=game)
+
+    assert cohort_state() == before
+    assert post(submit, "/scores", {"player_id": "dee", "score": 1}) == (200, "")
+    assert cohort_state()[1] == [("000000000001", 2.0), ("000000000002", 2.0)]  # dee filled cohort 2

@@ -28,7 +28,16 @@ from tests.bad_inputs import Bad, BadQuery, BadSettings, BadSlug
 GAME = "contract"
 BASE = f"/api/v1/games/{GAME}"
 # The hostile requests' path parameters: the test's game and board, whatever was generated.
-PATH_PARAMETERS = {"game": GAME, "board": "main", "period": "daily", "player_id": "ada"}
+PATH_PARAMETERS = {
+    "game": GAME,
+    "board": "main",
+    "period": "daily",
+    "player_id": "ada",
+    "cohort": "1",
+    # No such endpoint or delivery: the refusal of the request comes first.
+    "endpoint_id": "ep_none",
+    "delivery_id": "dlv_none",
+}
 # The slug a PUT past the game's limit asks for (the test sets the game's max_boards to its boards).
 NEW_SLUG = "over-the-limit"
 SCORE_OPERATIONS = ("games_api_submit_score", "games_api_submit_batch")

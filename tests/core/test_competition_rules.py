@@ -135,9 +135,12 @@ def test_it_refuses_a_reward_table_it_could_not_pay_out(reward_rules, field, say
 @pytest.mark.parametrize(
     ("chosen", "field"),
     [
-        ({"cohort_fill": "balanced", "cohort_size": 30}, "cohort_fill"),  # no entry window to hold them in
+        ({"cohort_fill": "balanced"}, "cohort_fill"),  # cohorts of what size?
         ({"cohort_by": "rating", "entry": "join"}, "cohort_by"),  # bands of what size?
         ({"cohort_by": "rating", "cohort_size": 30}, "cohort_by"),  # a rating comes with a join
+        # Bands are drawn once everyone is in: held (balanced) until entry closes.
+        ({"cohort_by": "rating", "cohort_size": 30, "entry": "join"}, "cohort_by"),
+        ({"cohort_by": "rating", "cohort_size": 30, "entry": "join", "cohort_fill": "balanced"}, "cohort_by"),
         ({"cohort_by": "tier", "cohort_size": 30}, "cohort_by"),  # no tiers
         ({"tiers": LEAGUE_TIERS, "cohort_size": 30}, "cohort_by"),  # a league's cohorts are within its tiers
         ({"rewards": [{"tier": "gold", "from_rank": 1, "reward": {"c": 1}}]}, "rewards[0].tier"),

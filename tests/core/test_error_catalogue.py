@@ -22,7 +22,18 @@ pytestmark = pytest.mark.django_db
 
 REPO = Path(__file__).resolve().parents[2]
 API_DOC = REPO / "docs" / "api.md"
-_SOURCE_DIRS = ("core", "games", "presence", "accounts", "archive", "moderation", "live", "leaderboard_site")
+_SOURCE_DIRS = (
+    "core",
+    "games",
+    "presence",
+    "accounts",
+    "competitions",
+    "archive",
+    "moderation",
+    "webhooks",
+    "live",
+    "leaderboard_site",
+)
 
 # docs/api.md's sections per endpoint, and the operations each one documents.
 SECTIONS: dict[str, tuple[str, ...]] = {
@@ -33,6 +44,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "DELETE /games/{game}/leaderboards/{board}": ("archive_api_delete_board",),
     "POST /games/{game}/leaderboards/{board}/entries": ("competitions_api_join",),
     "POST /games/{game}/leaderboards/{board}/players/{player_id}/attempts": ("competitions_api_grant_attempts",),
+    "GET /games/{game}/players/{player_id}/rewards": ("competitions_rewards_api_player_rewards",),
+    "POST /games/{game}/rewards/{grant_id}/claim": ("competitions_rewards_api_claim_reward",),
     "POST /games/{game}/presence": ("presence_api_report_presence",),
     "GET /games": ("games_api_list_games",),
     "GET /games/{game}": ("games_api_get_game",),
@@ -42,12 +55,30 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "GET /games/{game}/recent": ("games_api_recent",),
     "GET /games/{game}/players?q=…": ("games_api_find_players",),
     "GET /games/{game}/leaderboards/{board}/{period}": ("archive_api_leaderboard", "archive_api_leaderboard_named"),
+    "POST /games/{game}/leaderboards/{board}/end": ("archive_api_end_competition",),
+    "GET …/{period}/settlement/preview": ("competitions_settlement_api_settlement_preview",),
+    "GET …/{period}/{period_id}/settlement": ("competitions_settlement_api_settlement",),
+    "GET …/{period}/cohorts": ("competitions_cohorts_api_cohorts", "competitions_cohorts_api_cohorts_named"),
+    "GET …/{period}/cohorts/{cohort}": ("competitions_cohorts_api_cohort", "competitions_cohorts_api_cohort_named"),
     "GET …/{period}/players/{player_id}": ("archive_api_standing", "archive_api_standing_named"),
     "GET …/{period}/players/{player_id}/around": ("archive_api_around", "archive_api_around_named"),
     "GET …/{period}/players?ids=…": ("archive_api_friends", "archive_api_friends_named"),
+    "GET /games/{game}/leaderboards/{board}/players/{player_id}/league": ("competitions_rewards_api_player_league",),
     "GET /games/{game}/presence?offset=0&limit=50": ("presence_api_presence",),
     "GET /games/{game}/presence/{player_id}": ("presence_api_player_presence",),
     "POST /games/{game}/players/{player_id}/link-code": ("accounts_api_link_code",),
+    "GET /games/{game}/webhooks": ("webhooks_api_list_webhooks",),
+    "POST /games/{game}/webhooks": ("webhooks_api_create_webhook",),
+    "GET /games/{game}/webhooks/events": ("webhooks_api_event_log",),
+    "GET /games/{game}/webhooks/{endpoint_id}": ("webhooks_api_get_webhook",),
+    "PATCH /games/{game}/webhooks/{endpoint_id}": ("webhooks_api_patch_webhook",),
+    "DELETE /games/{game}/webhooks/{endpoint_id}": ("webhooks_api_delete_webhook",),
+    "POST …/webhooks/{endpoint_id}/rotate-secret": ("webhooks_api_rotate_secret",),
+    "POST …/webhooks/{endpoint_id}/test": ("webhooks_api_test_webhook",),
+    "GET …/webhooks/{endpoint_id}/deliveries": ("webhooks_api_list_deliveries",),
+    "GET …/webhooks/{endpoint_id}/deliveries/{delivery_id}": ("webhooks_api_get_delivery",),
+    "POST …/deliveries/{delivery_id}/replay": ("webhooks_api_replay_delivery",),
+    "POST …/webhooks/{endpoint_id}/replay": ("webhooks_api_replay_failed",),
 }
 
 _ROW = re.compile(r"^\| (\d{3}) \| `([a-z_]+)` \|", re.M)

@@ -15,6 +15,7 @@ from django.db import transaction
 
 from core import clock, outbox
 from core.models import AuditEntry, Event, EventDelivery
+from core.outbox import registry
 from core.outbox.delivery import OUTBOX_RETRY_BASE_SECS, OUTBOX_RETRY_CAP_SECS, _claim
 from tests.conftest import clock_at
 
@@ -32,8 +33,11 @@ def emit(data: outbox.EventData) -> Event:
 
 @pytest.fixture
 def subscribed() -> Iterator[Callable[..., list[outbox.EventEnvelope]]]:
-    """subscribe(name, types=..., fail=n): a handler that records what it gets (and raises its first n calls)."""
+    """subscribe(name, types=..., fail=n): a handler that records what it gets (and raises its first n calls).
+    The product's own handlers (the webhooks') step aside meanwhile: these tests count calls."""
     names: list[str] = []
+    product = dict(registry._SUBSCRIPTIONS)
+    registry._SUBSCRIPTIONS.clear()
 
     def subscribe(name: str, *, types: list[str] | None = None, fail: int = 0) -> list[outbox.EventEnvelope]:
         received: list[outbox.EventEnvelope] = []
@@ -50,9 +54,12 @@ def subscribed() -> Iterator[Callable[..., list[outbox.EventEnvelope]]]:
         names.append(name)
         return received
 
-    yield subscribe
-    for name in names:
-        outbox.unsubscribe(name)
+    try:
+        yield subscribe
+    finally:
+        for name in names:
+            outbox.unsubscribe(name)
+        registry._SUBSCRIPTIONS.update(product)
 
 
 def test_it_writes_an_event_with_its_fact_and_none_when_the_fact_rolls_back() -> None:
@@ -69,6 +76,32 @@ def test_it_writes_an_event_with_its_fact_and_none_when_the_fact_rolls_back() ->
 def test_it_refuses_to_write_an_event_outside_a_transaction() -> None:
     with pytest.raises(RuntimeError, match="inside the transaction"):
         outbox.event_emit(erased())
+
+
+def test_it_writes_many_events_of_one_transaction_at_once_each_as_one_would_be(subscribed: Any) -> None:
+    received = subscribed("test.many", types=["player.erased"])
+    with pytest.raises(RuntimeError), transaction.atomic():
+        outbox.events_emit([erased("gone-1"), erased("gone-2")])
+        raise RuntimeError("the fact failed")
+    assert not Event.objects.exists()
+
+    with transaction.atomic():
+        assert outbox.events_emit([erased(f"p{i}") for i in range(1200)]) == 1200
+        assert outbox.events_emit([]) == 0
+    outbox.outbox_deliver()
+
+    events = list(Event.objects.order_by("id"))
+    assert [e.data["player_id"] for e in events] == [f"p{i}" for i in range(1200)]
+    assert len({e.event_id for e in events}) == 1200
+    assert {(e.type, e.version, e.game_slug) for e in events} == {("player.erased", 1, "tetris")}
+    assert sorted(envelope["data"]["player_id"] for envelope in received) == sorted(f"p{i}" for i in range(1200))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_refuses_to_write_many_events_outside_a_transaction() -> None:
+    with pytest.raises(RuntimeError, match="inside the transaction"):
+        outbox.events_emit([erased()])
+    assert not Event.objects.exists()
 
 
 def test_it_writes_a_fact_named_once_only_once() -> None:

@@ -35,13 +35,31 @@ CUP = {
 }
 RULES = {key: CUP[key] for key in ("entry", "max_entrants", "entry_window_secs", "max_attempts")}
 SEASON = {"starts_at": "2026-03-02T00:00:00Z", "ends_at": "2026-03-30T00:00:00Z"}
-UNSET = {
+UNSET: dict[str, Any] = {
     "competition_window": "",
     "entry": "open",
     "max_entrants": None,
     "entry_window_secs": None,
     "max_attempts": None,
+    "cohort_size": None,
+    "cohort_fill": "first_come",
+    "cohort_by": "none",
+    "tiers": [],
+    "start_tier": "",
+    "min_scores": 0,
+    "rewards": [],
+    "claim_window_secs": 30 * 86_400,
+    "settle_delay_secs": 0,
 }
+NO_LEAGUE = {
+    "tiers": [],
+    "start_tier": "",
+    "min_scores": 0,
+    "rewards": [],
+    "claim_window_secs": 30 * 86_400,
+    "settle_delay_secs": 0,
+}
+NO_COHORTS = {"cohort_size": None, "cohort_fill": "first_come", "cohort_by": "none", **NO_LEAGUE}
 
 
 async def call(client: AsyncClient, method: str, path: str, key: str, body: Any = None) -> tuple[int, Any]:
@@ -76,15 +94,18 @@ async def test_it_stores_the_entry_rules_and_shows_them_with_the_competing_windo
     manage, _ = rally
     created = await put(aclient, manage, "cup", CUP)
 
-    assert {k: created[k] for k in UNSET} == {k: CUP[k] for k in UNSET}
+    assert {k: created[k] for k in UNSET} == {**UNSET, **{k: CUP[k] for k in UNSET if k in CUP}}
     assert created["competition"] == {
         "window": "weekly",
         **RULES,
+        **NO_COHORTS,
         "period": {
             "id": WEEK,
             "starts_at": "2026-03-02T00:00:00.000Z",
             "entry_closes_at": "2026-03-03T00:00:00.000Z",
+            "cohorts_at": None,
             "ends_at": "2026-03-09T00:00:00.000Z",
+            "settles_at": "2026-03-09T00:00:00.000Z",
         },
     }
     assert await board_json(aclient, "cup") == created
@@ -114,11 +135,14 @@ async def test_it_lets_a_boards_only_window_compete_without_naming_it(aclient, r
         "max_entrants": None,
         "entry_window_secs": None,
         "max_attempts": 5,
+        **NO_COHORTS,
         "period": {
             "id": "2026-03-04",
             "starts_at": "2026-03-04T00:00:00.000Z",
             "entry_closes_at": None,
+            "cohorts_at": None,
             "ends_at": "2026-03-05T00:00:00.000Z",
+            "settles_at": "2026-03-05T00:00:00.000Z",
         },
     }
 
@@ -157,7 +181,9 @@ async def test_it_lets_all_time_compete_only_in_a_season(aclient, rally):
         "id": "all-time",
         "starts_at": "2026-03-02T00:00:00.000Z",
         "entry_closes_at": "2026-03-02T01:00:00.000Z",
+        "cohorts_at": None,
         "ends_at": "2026-03-30T00:00:00.000Z",
+        "settles_at": "2026-03-30T00:00:00.000Z",
     }
 
 

@@ -11,6 +11,7 @@ import pytest
 from django.conf import settings
 from pydantic import BaseModel
 
+from live import events
 from live.sockets import messages
 from live.sockets.game import GameSocket
 from live.sockets.home import HomeSocket
@@ -20,8 +21,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 # One valid message of each action, every field set.
 EXAMPLES: dict[str, dict[str, Any]] = {
-    "subscribe": {"action": "subscribe", "leaderboard": "main", "period": "daily", "limit": 10},
-    "unsubscribe": {"action": "unsubscribe", "leaderboard": "main", "period": "daily"},
+    "subscribe": {"action": "subscribe", "leaderboard": "main", "period": "daily", "limit": 10, "cohort": "mine"},
+    "unsubscribe": {"action": "unsubscribe", "leaderboard": "main", "period": "daily", "cohort": "3"},
     "follow": {"action": "follow", "player_ids": ["alice", "b.o:b-2"]},
     "presence": {"action": "presence"},
     "recent": {"action": "recent"},
@@ -81,7 +82,8 @@ async def test_it_answers_each_action_through_the_table(make_game: Any, sockets:
     await make_config(make_game)
     ws = await sockets.open()
     for action in ("subscribe", "presence", "recent", "follow", "unsubscribe"):
-        await ws.send_json_to(EXAMPLES[action])
+        # This game's board has no cohorts (tests/live/test_live_cohorts.py subscribes to some).
+        await ws.send_json_to({k: v for k, v in EXAMPLES[action].items() if k != "cohort"})
         if action in FIRST_REPLY:
             assert (await ws.receive_json_from())["type"] == FIRST_REPLY[action]
         else:
@@ -98,10 +100,26 @@ async def test_it_answers_an_unknown_field_with_an_error_and_stays_open(make_gam
     assert error == {
         "type": "error",
         "code": "invalid",
-        "message": "Unknown field 'limt': subscribe takes action, leaderboard, period, limit.",
+        "message": "Unknown field 'limt': subscribe takes action, leaderboard, period, limit, cohort.",
     }
     await ws.send_json_to({"action": "subscribe", "period": "daily", "limit": 5})
     assert (await ws.receive_json_from())["type"] == "standings"
+
+
+def test_it_documents_every_error_code() -> None:
+    text = (Path(settings.BASE_DIR) / "docs" / "websocket.md").read_text()
+    section = text[text.index("### error\n") : text.index("## Presence: what an open socket counts as")]
+    summary = text[text.index("### Validation summary") : text.index("## Server → client")]
+    for code in events.ERROR_CODES:
+        assert f"`{code}`" in section, f"docs/websocket.md's error does not list `{code}`"
+        assert f"`{code}`" in summary, f"docs/websocket.md's validation summary does not say when `{code}` comes"
+
+
+def test_it_refuses_a_cohort_that_cannot_be_an_id() -> None:
+    for cohort in ("", "Mine", "3 ", "x" * (messages.COHORT_MAX_CHARS + 1), 3):
+        refused = messages.parse(GameSocket.actions, {"action": "subscribe", "period": "weekly", "cohort": cohort})
+        assert isinstance(refused, messages.Refusal), cohort
+        assert (refused.code, refused.field) == ("invalid", "cohort")
 
 
 def test_it_closes_every_model() -> None:

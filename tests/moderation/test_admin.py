@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import json
 import re
 
 import pytest
@@ -83,6 +84,15 @@ def _board_row(board: Leaderboard) -> dict[str, object]:
         "max_entrants": "" if board.max_entrants is None else board.max_entrants,
         "entry_window_secs": "" if board.entry_window_secs is None else board.entry_window_secs,
         "max_attempts": "" if board.max_attempts is None else board.max_attempts,
+        "cohort_size": "" if board.cohort_size is None else board.cohort_size,
+        "cohort_fill": board.cohort_fill,
+        "cohort_by": board.cohort_by,
+        "tiers": json.dumps(board.tiers),
+        "start_tier": board.start_tier,
+        "min_scores": board.min_scores,
+        "rewards": json.dumps(board.rewards),
+        "claim_window_secs": board.claim_window_secs,
+        "settle_delay_secs": board.settle_delay_secs,
         "active": "on" if board.active else "",
     }
 
@@ -178,7 +188,10 @@ def test_it_keeps_the_slug_and_order_of_an_existing_board(admin_client, game):
 
 def test_it_edits_a_boards_competition_under_its_own_heading_with_the_models_rules(admin_client, game):
     page = admin_client.get(change_url(game)).content.decode()
-    assert page.index("Windows") < page.index("Competition") < page.index('name="leaderboards-0-max_attempts"')
+    # The heading between the windows and the entry rules (the admin's navigation names the
+    # Competitions app, with its rewards and leagues, before the form).
+    windows = page.index("Windows")
+    assert windows < page.index("Competition", windows) < page.index('name="leaderboards-0-max_attempts"')
     entry = {"leaderboards-0-entry": "join", "leaderboards-0-max_entrants": "50", "leaderboards-0-max_attempts": "3"}
 
     # The board keeps four windows: which one competes must be named.

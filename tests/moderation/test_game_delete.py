@@ -94,6 +94,10 @@ def test_it_removes_every_key_and_row_of_the_game_and_nothing_else(make_game):
         "archived periods": 1,
         "dead letters": 0,
         "account links": 0,
+        "rewards": 0,
+        "league tiers": 0,
+        "settled entries": 0,
+        "settlements": 0,
         "players": 2,
         "API keys": 1,
     }

@@ -5,16 +5,21 @@ from leaderboard_client import Client
 with Client("https://lb.example.com", game="tetris", api_key=KEY) as lb:
     lb.submit_score("main", "ada", 1200, display_name="Ada")
     top = lb.page("main", "daily", limit=10)
+
+A webhook receiver verifies each request with ``leaderboard_client.webhooks.verify``.
 """
 
 from __future__ import annotations
 
+from . import webhooks
 from ._calls import MAX_BATCH_ITEMS, RetryPolicy
-from .client import AsyncClient, Client
+from .async_client import AsyncClient
+from .client import Client
 from .errors import (
     BadRequest,
     Conflict,
     Forbidden,
+    Gone,
     Invalid,
     LeaderboardError,
     NotFound,
@@ -23,6 +28,7 @@ from .errors import (
     Unauthorized,
     Unavailable,
 )
+from .webhooks import WebhookEvent, WebhookVerificationError
 
 __all__ = [
     "MAX_BATCH_ITEMS",
@@ -31,6 +37,7 @@ __all__ = [
     "Client",
     "Conflict",
     "Forbidden",
+    "Gone",
     "Invalid",
     "LeaderboardError",
     "NotFound",
@@ -39,4 +46,7 @@ __all__ = [
     "TransportError",
     "Unauthorized",
     "Unavailable",
+    "WebhookEvent",
+    "WebhookVerificationError",
+    "webhooks",
 ]

@@ -22,11 +22,14 @@ class Call:
     params: Mapping[str, Any] = field(default_factory=dict)
     json: Any = None
     idempotency_key: str | None = None
+    # A write the API answers alike however often it is sent (a reward's claim): safe to retry.
+    repeatable: bool = False
 
     @property
     def retryable(self) -> bool:
-        """Reads always; writes only with an Idempotency-Key (a retry is then applied once)."""
-        return self.method == "GET" or self.idempotency_key is not None
+        """Reads always; writes with an Idempotency-Key (a retry is then applied once), or that
+        are the same when repeated."""
+        return self.method == "GET" or self.idempotency_key is not None or self.repeatable
 
     def headers(self) -> dict[str, str]:
         return {"Idempotency-Key": self.idempotency_key} if self.idempotency_key else {}
@@ -102,10 +105,12 @@ def report_presence(game: str, online: Sequence[str], offline: Sequence[str]) ->
     return calls
 
 
-def join(game: str, board: str, player_id: str, display_name: str | None) -> Call:
+def join(game: str, board: str, player_id: str, display_name: str | None, rating: int | None) -> Call:
     body: dict[str, Any] = {"player_id": player_id}
     if display_name is not None:
         body["display_name"] = display_name
+    if rating is not None:
+        body["rating"] = rating
     return Call("POST", f"/games/{_p(game)}/leaderboards/{_p(board)}/entries", json=body)
 
 
@@ -113,6 +118,15 @@ def grant_attempts(game: str, board: str, player_id: str, add: int) -> Call:
     return Call(
         "POST", f"/games/{_p(game)}/leaderboards/{_p(board)}/players/{_p(player_id)}/attempts", json={"add": add}
     )
+
+
+def end(game: str, board: str) -> Call:
+    # Not retried after a lost answer: a repeat finds the season over (409 not_endable).
+    return Call("POST", f"/games/{_p(game)}/leaderboards/{_p(board)}/end")
+
+
+def claim(game: str, grant_id: str) -> Call:
+    return Call("POST", f"/games/{_p(game)}/rewards/{_p(grant_id)}/claim", repeatable=True)
 
 
 def link_code(game: str, player_id: str) -> Call:
@@ -140,14 +154,49 @@ def standing(game: str, board: str, period: str, period_id: str | None, player_i
     return Call("GET", f"/games/{_p(game)}" + _period_path(board, period, period_id) + f"/players/{_p(player_id)}")
 
 
-def around(game: str, board: str, period: str, period_id: str | None, player_id: str, radius: int) -> Call:
+def _scoped(params: dict[str, Any], scope: str) -> dict[str, Any]:
+    # The board's scope is the API's default: left out, the URL is what it always was.
+    return params if scope == "board" else {**params, "scope": scope}
+
+
+def around(game: str, board: str, period: str, period_id: str | None, player_id: str, radius: int, scope: str) -> Call:
     path = f"/games/{_p(game)}" + _period_path(board, period, period_id) + f"/players/{_p(player_id)}/around"
-    return Call("GET", path, params={"radius": radius})
+    return Call("GET", path, params=_scoped({"radius": radius}, scope))
 
 
-def friends(game: str, board: str, period: str, period_id: str | None, player_ids: Sequence[str]) -> Call:
+def friends(game: str, board: str, period: str, period_id: str | None, player_ids: Sequence[str], scope: str) -> Call:
     path = f"/games/{_p(game)}" + _period_path(board, period, period_id) + "/players"
-    return Call("GET", path, params={"ids": ",".join(player_ids)})
+    return Call("GET", path, params=_scoped({"ids": ",".join(player_ids)}, scope))
+
+
+def cohorts(game: str, board: str, period: str, period_id: str | None, offset: int, limit: int) -> Call:
+    path = f"/games/{_p(game)}" + _period_path(board, period, period_id) + "/cohorts"
+    return Call("GET", path, params={"offset": offset, "limit": limit})
+
+
+def cohort(game: str, board: str, period: str, period_id: str | None, cohort: str, offset: int, limit: int) -> Call:
+    path = f"/games/{_p(game)}" + _period_path(board, period, period_id) + f"/cohorts/{_p(cohort)}"
+    return Call("GET", path, params={"offset": offset, "limit": limit})
+
+
+def settlement(
+    game: str,
+    board: str,
+    period: str,
+    period_id: str | None,
+    cohort: str | None,
+    player_id: str | None,
+    offset: int,
+    limit: int,
+) -> Call:
+    """A settled period's outcome, or (``period_id`` None) the current period's preview."""
+    tail = "/settlement" if period_id is not None else "/settlement/preview"
+    params: dict[str, Any] = {"offset": offset, "limit": limit}
+    if cohort is not None:
+        params["cohort"] = cohort
+    if player_id is not None:
+        params["player_id"] = player_id
+    return Call("GET", f"/games/{_p(game)}" + _period_path(board, period, period_id) + tail, params=params)
 
 
 def player(game: str, player_id: str) -> Call:
@@ -175,3 +224,15 @@ def archived_periods(game: str, board: str, period: str | None, offset: int, lim
     if period:
         params["period"] = period
     return Call("GET", f"/games/{_p(game)}/leaderboards/{_p(board)}/periods", params=params)
+
+
+def rewards(game: str, player_id: str, status: str | None, offset: int, limit: int) -> Call:
+    params: dict[str, Any] = {"offset": offset, "limit": limit}
+    if status:
+        params["status"] = status
+    return Call("GET", f"/games/{_p(game)}/players/{_p(player_id)}/rewards", params=params)
+
+
+def league(game: str, board: str, player_id: str, offset: int, limit: int) -> Call:
+    path = f"/games/{_p(game)}/leaderboards/{_p(board)}/players/{_p(player_id)}/league"
+    return Call("GET", path, params={"offset": offset, "limit": limit})

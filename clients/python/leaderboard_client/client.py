@@ -1,4 +1,4 @@
-"""``Client`` (sync) and ``AsyncClient``: one game's calls, with retries done right.
+"""``Client`` (sync; ``AsyncClient`` in async_client.py): one game's calls, with retries done right.
 
 - Every write that can be retried carries an ``Idempotency-Key`` (made per logical
   submission unless you pass one), so a retry after a lost answer is applied once.
@@ -9,10 +9,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast, overload
 
 import httpx
 
@@ -24,6 +23,9 @@ from .types import (
     AttemptsGranted,
     BatchResult,
     BoardPage,
+    CohortBoard,
+    CohortFriendsPage,
+    CohortsPage,
     CompetitionEntry,
     FriendsPage,
     Game,
@@ -31,13 +33,19 @@ from .types import (
     LinkCode,
     NamedPlayer,
     Period,
+    PlayerLeague,
     PlayerPresence,
+    PlayerRewards,
     PresencePage,
     PresenceReport,
     Profile,
     Recent,
+    RewardGrant,
+    RewardStatus,
+    Scope,
     ScoreItem,
     ScoreResult,
+    Settlement,
     Standing,
 )
 
@@ -156,13 +164,26 @@ class Client(_Base):
     def report_presence(self, *, online: Sequence[str] = (), offline: Sequence[str] = ()) -> PresenceReport:
         return self._merge_reports([self._send(c) for c in calls.report_presence(self.game, online, offline)])
 
-    def join(self, board: str, player_id: str, *, display_name: str | None = None) -> CompetitionEntry:
-        """Enter the player in a competing board's current period (the same entry if they had)."""
-        return cast(CompetitionEntry, self._send(calls.join(self.game, board, player_id, display_name)))
+    def join(
+        self, board: str, player_id: str, *, display_name: str | None = None, rating: int | None = None
+    ) -> CompetitionEntry:
+        """Enter the player in a competing board's current period (the same entry if they had).
+        ``rating``: where cohorts are bands of rating (refused elsewhere)."""
+        return cast(CompetitionEntry, self._send(calls.join(self.game, board, player_id, display_name, rating)))
 
     def grant_attempts(self, board: str, player_id: str, add: int = 1) -> AttemptsGranted:
         """More attempts for the player this period (a manage key). Not retried: grants add up."""
         return cast(AttemptsGranted, self._send(calls.grant_attempts(self.game, board, player_id, add)))
+
+    def end(self, board: str) -> Leaderboard:
+        """End a competing season board's competition now (a manage key): it takes no more scores,
+        and settles after its settle_delay_secs. Not retried: a repeat is 409 ``not_endable``."""
+        return cast(Leaderboard, self._send(calls.end(self.game, board)))
+
+    def claim(self, grant_id: str) -> RewardGrant:
+        """Claim a pending reward; a repeat (a retry too) answers the same claimed reward. 410 Gone
+        (``reward_expired``) once its claim window has passed."""
+        return cast(RewardGrant, self._send(calls.claim(self.game, grant_id)))
 
     def link_code(self, player_id: str) -> LinkCode:
         return cast(LinkCode, self._send(calls.link_code(self.game, player_id)))
@@ -186,15 +207,99 @@ class Client(_Base):
     def standing(self, board: str, period: Period, player_id: str, *, period_id: str | None = None) -> Standing:
         return cast(Standing, self._send(calls.standing(self.game, board, period, period_id, player_id)))
 
+    @overload
     def around(
-        self, board: str, period: Period, player_id: str, *, radius: int = 5, period_id: str | None = None
-    ) -> BoardPage:
-        return cast(BoardPage, self._send(calls.around(self.game, board, period, period_id, player_id, radius)))
+        self, board: str, period: Period, player_id: str, *, radius: int = ..., period_id: str | None = ...,
+        scope: Literal["board"] = ...,
+    ) -> BoardPage: ...  # fmt: skip
+    @overload
+    def around(
+        self, board: str, period: Period, player_id: str, *, radius: int = ..., period_id: str | None = ...,
+        scope: Literal["cohort"],
+    ) -> CohortBoard: ...  # fmt: skip
+    def around(
+        self,
+        board: str,
+        period: Period,
+        player_id: str,
+        *,
+        radius: int = 5,
+        period_id: str | None = None,
+        scope: Scope = "board",
+    ) -> BoardPage | CohortBoard:
+        """The player and their neighbours, on the whole board or (``scope="cohort"``) in their cohort."""
+        return cast(BoardPage, self._send(calls.around(self.game, board, period, period_id, player_id, radius, scope)))
 
+    @overload
     def friends(
-        self, board: str, period: Period, player_ids: Sequence[str], *, period_id: str | None = None
-    ) -> FriendsPage:
-        return cast(FriendsPage, self._send(calls.friends(self.game, board, period, period_id, player_ids)))
+        self, board: str, period: Period, player_ids: Sequence[str], *, period_id: str | None = ...,
+        scope: Literal["board"] = ...,
+    ) -> FriendsPage: ...  # fmt: skip
+    @overload
+    def friends(
+        self, board: str, period: Period, player_ids: Sequence[str], *, period_id: str | None = ...,
+        scope: Literal["cohort"],
+    ) -> CohortFriendsPage: ...  # fmt: skip
+    def friends(
+        self,
+        board: str,
+        period: Period,
+        player_ids: Sequence[str],
+        *,
+        period_id: str | None = None,
+        scope: Scope = "board",
+    ) -> FriendsPage | CohortFriendsPage:
+        """The players ranked on the whole board or (``scope="cohort"``) each within their cohort."""
+        return cast(FriendsPage, self._send(calls.friends(self.game, board, period, period_id, player_ids, scope)))
+
+    def cohorts(
+        self, board: str, period: Period, *, period_id: str | None = None, offset: int = 0, limit: int = 50
+    ) -> CohortsPage:
+        """A competing period's cohorts with their sizes (409 Conflict ``no_cohorts`` without cohorts)."""
+        return cast(CohortsPage, self._send(calls.cohorts(self.game, board, period, period_id, offset, limit)))
+
+    def cohort(
+        self,
+        board: str,
+        period: Period,
+        cohort: str,
+        *,
+        period_id: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> CohortBoard:
+        """A page of one cohort, ranked within it."""
+        call = calls.cohort(self.game, board, period, period_id, cohort, offset, limit)
+        return cast(CohortBoard, self._send(call))
+
+    def settlement(
+        self,
+        board: str,
+        period: Period,
+        period_id: str,
+        *,
+        cohort: str | None = None,
+        player_id: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> Settlement:
+        """How a finished competing period settled (404 NotFound ``not_settled`` until it has)."""
+        call = calls.settlement(self.game, board, period, period_id, cohort, player_id, offset, limit)
+        return cast(Settlement, self._send(call))
+
+    def settlement_preview(
+        self,
+        board: str,
+        period: Period,
+        *,
+        cohort: str | None = None,
+        player_id: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> Settlement:
+        """What the current period would settle if it ended now (nothing is written)."""
+        call = calls.settlement(self.game, board, period, None, cohort, player_id, offset, limit)
+        return cast(Settlement, self._send(call))
 
     def player(self, player_id: str) -> Profile:
         return cast(Profile, self._send(calls.player(self.game, player_id)))
@@ -216,112 +321,12 @@ class Client(_Base):
     ) -> ArchivedPeriods:
         return cast(ArchivedPeriods, self._send(calls.archived_periods(self.game, board, period, offset, limit)))
 
+    def rewards(
+        self, player_id: str, *, status: RewardStatus | None = None, offset: int = 0, limit: int = 20
+    ) -> PlayerRewards:
+        """The player's rewards, newest first (``status="pending"``: what they can claim now)."""
+        return cast(PlayerRewards, self._send(calls.rewards(self.game, player_id, status, offset, limit)))
 
-class AsyncClient(_Base):
-    """The asyncio client: the same calls, awaited. ``async with AsyncClient(...) as lb:``."""
-
-    def __init__(self, base_url: str, *, game: str, api_key: str | None = None, **options: Any) -> None:
-        super().__init__(base_url, game=game, api_key=api_key, **options)
-        self._http = httpx.AsyncClient(base_url=self._base_url, headers=self._headers, timeout=self._timeout)
-
-    async def __aenter__(self) -> AsyncClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
-    async def _send(self, call: Call) -> Any:
-        attempt = 0
-        while True:
-            try:
-                return self._result(await self._http.request(**self._request(call)))
-            except httpx.TransportError as error:
-                failure: LeaderboardError = self._transport_error(error)
-            except LeaderboardError as error:
-                failure = error
-            await asyncio.sleep(self._next_wait(call, failure, attempt))
-            attempt += 1
-
-    async def submit_score(
-        self,
-        board: str,
-        player_id: str,
-        score: int,
-        *,
-        display_name: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        idempotency_key: str | None = None,
-    ) -> ScoreResult:
-        body = calls.score_body(player_id, score, display_name, metadata)
-        key = idempotency_key or calls.new_key()
-        return cast(ScoreResult, await self._send(calls.submit_score(self.game, board, body, key)))
-
-    async def submit_scores(
-        self, items: Iterable[ScoreItem], *, idempotency_key: str | None = None
-    ) -> list[BatchResult]:
-        results: list[BatchResult] = []
-        for call in calls.submit_batches(self.game, cast(Iterable[Mapping[str, Any]], items), idempotency_key):
-            results += (await self._send(call))["results"]
-        return results
-
-    async def report_presence(self, *, online: Sequence[str] = (), offline: Sequence[str] = ()) -> PresenceReport:
-        return self._merge_reports([await self._send(c) for c in calls.report_presence(self.game, online, offline)])
-
-    async def join(self, board: str, player_id: str, *, display_name: str | None = None) -> CompetitionEntry:
-        return cast(CompetitionEntry, await self._send(calls.join(self.game, board, player_id, display_name)))
-
-    async def grant_attempts(self, board: str, player_id: str, add: int = 1) -> AttemptsGranted:
-        return cast(AttemptsGranted, await self._send(calls.grant_attempts(self.game, board, player_id, add)))
-
-    async def link_code(self, player_id: str) -> LinkCode:
-        return cast(LinkCode, await self._send(calls.link_code(self.game, player_id)))
-
-    async def games(self) -> list[Game]:
-        return cast(list[Game], await self._send(calls.games()))
-
-    async def game_info(self) -> Game:
-        return cast(Game, await self._send(calls.game(self.game)))
-
-    async def leaderboards(self) -> list[Leaderboard]:
-        return cast(list[Leaderboard], await self._send(calls.leaderboards(self.game)))
-
-    async def page(
-        self, board: str, period: Period = "all-time", *, period_id: str | None = None, offset: int = 0, limit: int = 50
-    ) -> BoardPage:
-        return cast(BoardPage, await self._send(calls.page(self.game, board, period, period_id, offset, limit)))
-
-    async def standing(self, board: str, period: Period, player_id: str, *, period_id: str | None = None) -> Standing:
-        return cast(Standing, await self._send(calls.standing(self.game, board, period, period_id, player_id)))
-
-    async def around(
-        self, board: str, period: Period, player_id: str, *, radius: int = 5, period_id: str | None = None
-    ) -> BoardPage:
-        return cast(BoardPage, await self._send(calls.around(self.game, board, period, period_id, player_id, radius)))
-
-    async def friends(
-        self, board: str, period: Period, player_ids: Sequence[str], *, period_id: str | None = None
-    ) -> FriendsPage:
-        return cast(FriendsPage, await self._send(calls.friends(self.game, board, period, period_id, player_ids)))
-
-    async def player(self, player_id: str) -> Profile:
-        return cast(Profile, await self._send(calls.player(self.game, player_id)))
-
-    async def find_players(self, query: str, *, limit: int = 20) -> list[NamedPlayer]:
-        return cast(list[NamedPlayer], (await self._send(calls.find_players(self.game, query, limit)))["players"])
-
-    async def recent(self, *, limit: int = 20) -> list[Recent]:
-        return cast(list[Recent], await self._send(calls.recent(self.game, limit)))
-
-    async def presence(self, *, offset: int = 0, limit: int = 50) -> PresencePage:
-        return cast(PresencePage, await self._send(calls.presence(self.game, offset, limit)))
-
-    async def player_presence(self, player_id: str) -> PlayerPresence:
-        return cast(PlayerPresence, await self._send(calls.player_presence(self.game, player_id)))
-
-    async def archived_periods(
-        self, board: str, *, period: Period | None = None, offset: int = 0, limit: int = 50
-    ) -> ArchivedPeriods:
-        return cast(ArchivedPeriods, await self._send(calls.archived_periods(self.game, board, period, offset, limit)))
+    def league(self, board: str, player_id: str, *, offset: int = 0, limit: int = 20) -> PlayerLeague:
+        """The player's tier on a league board and their moves (409 Conflict on a board without tiers)."""
+        return cast(PlayerLeague, self._send(calls.league(self.game, board, player_id, offset, limit)))

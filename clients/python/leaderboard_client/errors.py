@@ -48,6 +48,10 @@ class Conflict(LeaderboardError):
     """409: a closed board, a concurrent change."""
 
 
+class Gone(LeaderboardError):
+    """410: a reward whose claim window has passed (``reward_expired``)."""
+
+
 class Invalid(LeaderboardError):
     """422: a value the API refuses; ``field`` names it."""
 
@@ -71,6 +75,7 @@ _BY_STATUS: dict[int, type[LeaderboardError]] = {
     403: Forbidden,
     404: NotFound,
     409: Conflict,
+    410: Gone,
     413: BadRequest,
     422: Invalid,
     429: RateLimited,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import pytest
@@ -13,6 +14,7 @@ from leaderboard_client import (
     AsyncClient,
     Client,
     Conflict,
+    Gone,
     Invalid,
     NotFound,
     RateLimited,
@@ -21,11 +23,25 @@ from leaderboard_client import (
     Unauthorized,
 )
 
+from tests.competitions.settled import node_grants
 from tests.conftest import free_port
 from tests.real_server import manage, node_env, setup_node, start_web, stop_all
 
 pytestmark = pytest.mark.wall_clock
 GAME = "sdk"
+# A league of two tiers, players starting at the bottom.
+LEAGUE = {
+    "name": "Ladder",
+    "mode": "best",
+    "order": "desc",
+    "windows": ["weekly"],
+    "cohort_size": 30,
+    "cohort_by": "tier",
+    "tiers": [
+        {"slug": "bronze", "name": "Bronze", "promote": "3"},
+        {"slug": "silver", "name": "Silver", "demote": "3"},
+    ],
+}
 
 
 @dataclass
@@ -34,6 +50,7 @@ class Server:
     submit_key: str
     manage_key: str
     slow_key: str
+    env: dict[str, str]
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +61,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     manage_key = manage(node.env, "createapikey", GAME, "--name", "ops", "--scope", "manage").strip()
     slow_key = manage(node.env, "createapikey", GAME, "--name", "slow", "--requests-per-minute", "60").strip()
     try:
-        yield Server(start_web(node), node.raw_key, manage_key, slow_key)
+        yield Server(start_web(node), node.raw_key, manage_key, slow_key, node.env)
     finally:
         stop_all(node)
 
@@ -108,6 +125,54 @@ def test_it_joins_a_competing_board_and_grants_attempts(server: Server) -> None:
     assert not_entered.value.code == "not_entered" and exhausted.value.code == "attempts_exhausted"
     assert (entry["entrants"], entry["attempts_left"], again["entered_at"]) == (1, 1, entry["entered_at"])
     assert (granted["extra"], granted["used"], granted["left"]) == (1, 1, 1)
+
+
+def test_it_lists_and_claims_rewards_and_reads_a_league(server: Server) -> None:
+    # As a settlement will grant them: ada's this week, bob's 31 days ago (past its claim window).
+    node_grants(server.env, game=GAME, board="prizes", grants=[("ada", 0, {"coins": 500}), ("bob", 31, {"coins": 5})])
+    with Client(server.url, game=GAME, api_key=server.submit_key) as lb:
+        pending = lb.rewards("ada", status="pending")
+        (reward,) = pending["rewards"]
+        claimed = lb.claim(reward["grant_id"])
+        again = lb.claim(reward["grant_id"])
+        (expired,) = lb.rewards("bob")["rewards"]
+        with pytest.raises(Gone) as gone:
+            lb.claim(expired["grant_id"])
+        with pytest.raises(NotFound) as unknown:
+            lb.claim("grant_" + "x" * 22)
+        with pytest.raises(Conflict) as no_league:
+            lb.league("prizes", "ada")
+        made = httpx.put(
+            f"{server.url}/api/v1/games/{GAME}/leaderboards/ladder",
+            json=LEAGUE,
+            headers={"Authorization": f"Bearer {server.manage_key}"},
+        )
+        assert made.status_code == 200, made.text
+        league = lb.league("ladder", "ada")
+
+    async def in_async() -> tuple[Any, Any]:
+        async with AsyncClient(server.url, game=GAME, api_key=server.submit_key) as alb:
+            return await alb.rewards("ada", status="claimed"), await alb.claim(reward["grant_id"])
+
+    listed_claimed, claimed_async = asyncio.run(in_async())
+
+    assert (pending["total"], reward["reward"], reward["status"], reward["claimed_at"]) == (
+        1,
+        {"coins": 500},
+        "pending",
+        None,
+    )
+    assert claimed["status"] == "claimed" and claimed["claimed_at"] is not None
+    assert again == claimed == claimed_async
+    assert [r["grant_id"] for r in listed_claimed["rewards"]] == [reward["grant_id"]]
+    assert expired["status"] == "expired" and gone.value.code == "reward_expired"
+    assert (unknown.value.code, no_league.value.code) == ("reward_not_found", "not_a_league")
+    assert (league["tier"], league["since_period_id"], league["history"]) == (
+        {"slug": "bronze", "name": "Bronze"},
+        None,
+        [],
+    )
+    assert [t["slug"] for t in league["tiers"]] == ["bronze", "silver"]
 
 
 def test_it_reads_games_boards_presence_and_archives(server: Server) -> None:
@@ -201,6 +266,14 @@ def test_it_never_retries_an_unkeyed_write_that_may_have_been_applied() -> None:
     dead = f"http://127.0.0.1:{free_port()}"
     with Client(dead, game=GAME) as lb, pytest.raises(TransportError):
         lb.report_presence(online=["ada"])  # a presence report has no key: sent once
+
+
+def test_it_retries_a_claim_when_nothing_answers_since_a_repeat_answers_alike() -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    policy = Recorded(max_retries=1, backoff_secs=0.01)
+    with Client(dead, game=GAME, retry=policy) as lb, pytest.raises(TransportError):
+        lb.claim("grant_" + "x" * 22)
+    assert policy.waits == [0.01, None]  # type: ignore[attr-defined]  # retried once, then it gave up
 
 
 def test_it_does_everything_asynchronously_too(server: Server) -> None:

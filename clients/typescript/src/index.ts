@@ -10,7 +10,11 @@
  *   await lb.submitScore("main", "ada", 1200, { displayName: "Ada" });
  *   const top = await lb.page("main", "daily", { limit: 10 });
  */
+import { LeaderboardError } from "./errors.js";
 import type { components } from "./schema.js";
+
+export { LeaderboardError } from "./errors.js";
+export { verifyWebhook, WebhookVerificationError, type WebhookEvent, type VerifyWebhookOptions } from "./webhooks.js";
 
 type Schemas = components["schemas"];
 export type ScoreResult = Schemas["ScoreOut"];
@@ -30,7 +34,27 @@ export type LinkCode = Schemas["LinkCodeOut"];
 export type CompetitionEntry = Schemas["CompetitionEntryOut"];
 export type AttemptsGranted = Schemas["AttemptsGrantOut"];
 export type ArchivedPeriods = Schemas["ArchivedPeriodsOut"];
+export type RewardGrant = Schemas["RewardGrantOut"];
+export type PlayerRewards = Schemas["PlayerRewardsOut"];
+export type PlayerLeague = Schemas["PlayerLeagueOut"];
+export type RewardStatus = RewardGrant["status"];
+export type CohortsPage = Schemas["CohortsOut"];
+export type CohortSummary = Schemas["CohortSummaryOut"];
+export type CohortBoard = Schemas["CohortBoardOut"];
+/** `friends(…, { scope: "cohort" })`: each player ranked within their own cohort. */
+export type CohortFriendsPage = FriendsPage & {
+  /** Each listed player's cohort (their rank is within it). */
+  cohorts: Record<string, string>;
+};
+export type Settlement = Schemas["SettlementOut"];
+export type SettledEntry = Schemas["SettledEntryOut"];
+export type Competition = Schemas["CompetitionOut"];
+export type CompetitionPeriod = Schemas["CompetitionPeriodOut"];
+export type TierSetting = Schemas["TierSetting"];
+export type RewardRule = Schemas["RewardSetting"];
 export type Period = "daily" | "weekly" | "monthly" | "all-time" | "custom";
+/** `around` and `friends`: ranks within the whole board, or within each player's cohort. */
+export type Scope = "board" | "cohort";
 export interface ScoreItem {
   leaderboard: string;
   player_id: string;
@@ -42,21 +66,6 @@ export interface ScoreItem {
 /** The API takes at most this many scores per batch request; more are sent in several. */
 export const MAX_BATCH_ITEMS = 1000;
 const MAX_PRESENCE_IDS = 1000;
-
-/** Any refusal from the API, with its error code (docs/api.md), or status 0 when nothing answered. */
-export class LeaderboardError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly field: string | null = null,
-    readonly requestId: string | null = null,
-    readonly retryAfterSecs: number | null = null,
-  ) {
-    super(`${status} ${code}: ${message}${field ? ` (${field})` : ""}`);
-    this.name = "LeaderboardError";
-  }
-}
 
 export interface RetryPolicy {
   /** Retries after the first attempt (default 3). */
@@ -82,6 +91,8 @@ interface Call {
   query?: Record<string, string | number | undefined>;
   body?: unknown;
   idempotencyKey?: string;
+  /** A write the API answers alike however often it is sent (a reward's claim): safe to retry. */
+  sameWhenRepeated?: boolean;
 }
 
 const DEFAULT_RETRY: RetryPolicy = { maxRetries: 3, maxWaitMs: 30_000, backoffMs: 500 };
@@ -156,10 +167,18 @@ export class LeaderboardClient {
     return total;
   }
 
-  /** Enter the player in a competing board's current period (the same entry if they had). */
-  join(board: string, playerId: string, options: { displayName?: string } = {}): Promise<CompetitionEntry> {
+  /**
+   * Enter the player in a competing board's current period (the same entry if they had).
+   * `rating`: where cohorts are bands of rating (refused elsewhere).
+   */
+  join(
+    board: string,
+    playerId: string,
+    options: { displayName?: string; rating?: number } = {},
+  ): Promise<CompetitionEntry> {
     const body: Record<string, unknown> = { player_id: playerId };
     if (options.displayName !== undefined) body.display_name = options.displayName;
+    if (options.rating !== undefined) body.rating = options.rating;
     return this.send({ method: "POST", path: `/games/${p(this.game)}/leaderboards/${p(board)}/entries`, body });
   }
 
@@ -167,6 +186,20 @@ export class LeaderboardClient {
   grantAttempts(board: string, playerId: string, add = 1): Promise<AttemptsGranted> {
     const path = `/games/${p(this.game)}/leaderboards/${p(board)}/players/${p(playerId)}/attempts`;
     return this.send({ method: "POST", path, body: { add } });
+  }
+
+  /**
+   * End a competing season board's competition now (a manage key): it takes no more scores and
+   * settles after its settle_delay_secs. Not retried: a repeat is 409 not_endable.
+   */
+  end(board: string): Promise<Leaderboard> {
+    return this.send({ method: "POST", path: `/games/${p(this.game)}/leaderboards/${p(board)}/end` });
+  }
+
+  /** Claim a pending reward; a repeat (a retry too) answers alike. 410 reward_expired past its window. */
+  claim(grantId: string): Promise<RewardGrant> {
+    const path = `/games/${p(this.game)}/rewards/${p(grantId)}/claim`;
+    return this.send({ method: "POST", path, sameWhenRepeated: true });
   }
 
   linkCode(playerId: string): Promise<LinkCode> {
@@ -201,19 +234,83 @@ export class LeaderboardClient {
     return this.send({ method: "GET", path });
   }
 
+  /** The player and their neighbours, on the whole board or (scope "cohort") within their cohort. */
   around(
     board: string,
     period: Period,
     playerId: string,
-    options: { radius?: number; periodId?: string } = {},
-  ): Promise<BoardPage> {
+    options: { radius?: number; periodId?: string; scope: "cohort" },
+  ): Promise<CohortBoard>;
+  around(
+    board: string,
+    period: Period,
+    playerId: string,
+    options?: { radius?: number; periodId?: string; scope?: "board" },
+  ): Promise<BoardPage>;
+  around(
+    board: string,
+    period: Period,
+    playerId: string,
+    options: { radius?: number; periodId?: string; scope?: Scope } = {},
+  ): Promise<BoardPage | CohortBoard> {
     const path = `${this.periodPath(board, period, options.periodId)}/players/${p(playerId)}/around`;
-    return this.send({ method: "GET", path, query: { radius: options.radius } });
+    return this.send({ method: "GET", path, query: { radius: options.radius, scope: scoped(options.scope) } });
   }
 
-  friends(board: string, period: Period, playerIds: string[], options: { periodId?: string } = {}): Promise<FriendsPage> {
+  /** The players ranked on the whole board or (scope "cohort") each within their own cohort. */
+  friends(
+    board: string,
+    period: Period,
+    playerIds: string[],
+    options: { periodId?: string; scope: "cohort" },
+  ): Promise<CohortFriendsPage>;
+  friends(
+    board: string,
+    period: Period,
+    playerIds: string[],
+    options?: { periodId?: string; scope?: "board" },
+  ): Promise<FriendsPage>;
+  friends(
+    board: string,
+    period: Period,
+    playerIds: string[],
+    options: { periodId?: string; scope?: Scope } = {},
+  ): Promise<FriendsPage | CohortFriendsPage> {
     const path = `${this.periodPath(board, period, options.periodId)}/players`;
-    return this.send({ method: "GET", path, query: { ids: playerIds.join(",") } });
+    return this.send({ method: "GET", path, query: { ids: playerIds.join(","), scope: scoped(options.scope) } });
+  }
+
+  /** A competing period's cohorts with their sizes (409 no_cohorts on a board without cohorts). */
+  cohorts(
+    board: string,
+    period: Period,
+    options: { periodId?: string; offset?: number; limit?: number } = {},
+  ): Promise<CohortsPage> {
+    const path = `${this.periodPath(board, period, options.periodId)}/cohorts`;
+    return this.send({ method: "GET", path, query: { offset: options.offset, limit: options.limit } });
+  }
+
+  /** A page of one cohort, ranked within it. */
+  cohort(
+    board: string,
+    period: Period,
+    cohort: string,
+    options: { periodId?: string; offset?: number; limit?: number } = {},
+  ): Promise<CohortBoard> {
+    const path = `${this.periodPath(board, period, options.periodId)}/cohorts/${p(cohort)}`;
+    return this.send({ method: "GET", path, query: { offset: options.offset, limit: options.limit } });
+  }
+
+  /** How a finished competing period settled (404 not_settled until it has). */
+  settlement(board: string, period: Period, periodId: string, options: SettlementOptions = {}): Promise<Settlement> {
+    const path = `${this.periodPath(board, period, periodId)}/settlement`;
+    return this.send({ method: "GET", path, query: settlementQuery(options) });
+  }
+
+  /** What the current period would settle if it ended now (nothing is written). */
+  settlementPreview(board: string, period: Period, options: SettlementOptions = {}): Promise<Settlement> {
+    const path = `${this.periodPath(board, period)}/settlement/preview`;
+    return this.send({ method: "GET", path, query: settlementQuery(options) });
   }
 
   player(playerId: string): Promise<Profile> {
@@ -247,6 +344,21 @@ export class LeaderboardClient {
     return this.send({ method: "GET", path: `/games/${p(this.game)}/leaderboards/${p(board)}/periods`, query });
   }
 
+  /** The player's rewards, newest first (status "pending": what they can claim now). */
+  rewards(
+    playerId: string,
+    options: { status?: RewardStatus; offset?: number; limit?: number } = {},
+  ): Promise<PlayerRewards> {
+    const query = { status: options.status, offset: options.offset, limit: options.limit };
+    return this.send({ method: "GET", path: `/games/${p(this.game)}/players/${p(playerId)}/rewards`, query });
+  }
+
+  /** The player's tier on a league board and their moves (409 not_a_league on a board without tiers). */
+  league(board: string, playerId: string, options: { offset?: number; limit?: number } = {}): Promise<PlayerLeague> {
+    const path = `/games/${p(this.game)}/leaderboards/${p(board)}/players/${p(playerId)}/league`;
+    return this.send({ method: "GET", path, query: { offset: options.offset, limit: options.limit } });
+  }
+
   // ------------------------------------------------------------------ transport
 
   private periodPath(board: string, period: Period, periodId?: string): string {
@@ -256,8 +368,9 @@ export class LeaderboardClient {
 
   /**
    * One call, retried as the API asks: a 429 was refused before anything was applied (always
-   * safe to send again); a 503 or a lost connection may have been applied, so only reads and
-   * keyed writes are sent again. Waits follow Retry-After, within the retry policy.
+   * safe to send again); a 503 or a lost connection may have been applied, so only reads, keyed
+   * writes and writes answered alike when repeated (a claim) are sent again. Waits follow
+   * Retry-After, within the retry policy.
    */
   private async send<T>(call: Call): Promise<T> {
     for (let attempt = 0; ; attempt++) {
@@ -276,7 +389,8 @@ export class LeaderboardClient {
   }
 
   private repeatable(call: Call): boolean {
-    return call.method === "GET" || call.idempotencyKey !== undefined;
+    if (call.method === "GET" || call.idempotencyKey !== undefined) return true;
+    return call.sameWhenRepeated === true;
   }
 
   private waitMs(attempt: number, retryAfterSecs: number | null): number | null {
@@ -314,6 +428,23 @@ export class LeaderboardClient {
       retryAfter && /^\d+$/.test(retryAfter) ? Number(retryAfter) : null,
     );
   }
+}
+
+/** Only a settlement's entries of this cohort, or of this player; a page of them. */
+export interface SettlementOptions {
+  cohort?: string;
+  playerId?: string;
+  offset?: number;
+  limit?: number;
+}
+
+function settlementQuery(options: SettlementOptions): Record<string, string | number | undefined> {
+  return { cohort: options.cohort, player_id: options.playerId, offset: options.offset, limit: options.limit };
+}
+
+/** The board's scope is the API's default: left out, the URL is what it always was. */
+function scoped(scope: Scope | undefined): string | undefined {
+  return scope === "cohort" ? scope : undefined;
 }
 
 function safeJson(text: string): unknown {

@@ -54,6 +54,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/games/{game}/leaderboards/{board}/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a season's competition now (manage key)
+         * @description Ends a competing season board now: its season's end (`ends_at`) moves to this instant,
+         *     it takes no more scores or joins, and its period settles like any end (after
+         *     `settle_delay_secs`). 409 `not_endable` for a board that does not compete in a season
+         *     (daily … custom periods end on their own), or whose season is not running.
+         */
+        post: operations["archive_api_end_competition"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/games/{game}/leaderboards/{board}/scores": {
         parameters: {
             query?: never;
@@ -135,6 +158,193 @@ export interface paths {
          *     period (grants add up, to 1,000 a period at most); the next period starts afresh.
          */
         post: operations["competitions_api_grant_attempts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/leaderboards/{board}/{period}/cohorts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Cohorts of the current period
+         * @description The cohorts of the competing window's current period with their sizes, by tier (bottom
+         *     first) then number. 409 `no_cohorts` on a board without cohorts or another window.
+         */
+        get: operations["competitions_cohorts_api_cohorts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/leaderboards/{board}/{period}/cohorts/{cohort}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One cohort's standings
+         * @description A page of one cohort of the current period, ranked within the cohort in the board's own
+         *     order and tie rule; `total` counts its entrants with a score, `cohort_size` all of them.
+         */
+        get: operations["competitions_cohorts_api_cohort"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/leaderboards/{board}/{period}/{period_id}/cohorts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Cohorts of a named period
+         * @description A past period's cohorts, while Redis keeps its board.
+         */
+        get: operations["competitions_cohorts_api_cohorts_named"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/leaderboards/{board}/{period}/{period_id}/cohorts/{cohort}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One cohort's standings in a named period */
+        get: operations["competitions_cohorts_api_cohort_named"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/leaderboards/{board}/{period}/settlement/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the current period would settle if it ended now
+         * @description The competing window's current period as its settlement would leave it if it ended now:
+         *     each entrant's rank in their cohort, tier move and reward (nothing is written). For QA and
+         *     for players' "if it ended now" screens. 409 `not_competing` for another window.
+         */
+        get: operations["competitions_settlement_api_settlement_preview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/leaderboards/{board}/{period}/{period_id}/settlement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A settled period's outcome
+         * @description How a finished competing period settled, entrant by entrant (by cohort, then rank): kept
+         *     in the database for good. 404 `not_settled` while it is not (yet).
+         */
+        get: operations["competitions_settlement_api_settlement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/players/{player_id}/rewards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A player's rewards
+         * @description The player's rewards in this game, newest first: what a player who was offline when a
+         *     period settled finds waiting. Claim a pending one with `POST …/rewards/{grant_id}/claim`.
+         */
+        get: operations["competitions_rewards_api_player_rewards"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/rewards/{grant_id}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim a reward
+         * @description Claims a pending reward: 200 with the claimed grant, and the same answer to every repeat,
+         *     so that a retry is safe (credit the player once per `grant_id`). 410 `reward_expired` once its
+         *     claim window has passed.
+         */
+        post: operations["competitions_rewards_api_claim_reward"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/leaderboards/{board}/players/{player_id}/league": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A player's league tier and history
+         * @description The player's tier on a league board now (its start tier until a settlement places them),
+         *     the board's tiers, and the player's moves, newest first. 409 `not_a_league` for a board
+         *     without tiers.
+         */
+        get: operations["competitions_rewards_api_player_league"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -329,7 +539,8 @@ export interface paths {
         };
         /**
          * Friends view
-         * @description The given players ranked within the whole current period of a window.
+         * @description The given players ranked within the whole current period of a window (`scope=cohort`:
+         *     each within their own cohort, listed by that rank).
          */
         get: operations["archive_api_friends"];
         put?: never;
@@ -367,7 +578,8 @@ export interface paths {
         /**
          * Players around a player
          * @description The player with up to `radius` entries each side; the window shifts at the top and
-         *     bottom of the board so that it stays full where the board allows.
+         *     bottom of the board so that it stays full where the board allows. `scope=cohort`: within
+         *     the player's cohort, with `cohort`, `tier` and `cohort_size` added.
          */
         get: operations["archive_api_around"];
         put?: never;
@@ -471,6 +683,185 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/games/{game}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A game's webhook endpoints */
+        get: operations["webhooks_api_list_webhooks"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Answers its `secret` this once: keep it to verify the signatures (docs/webhooks.md).
+         */
+        post: operations["webhooks_api_create_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/webhooks/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The game's event log
+         * @description Every event of the game, in the order written, as webhooks send them, kept
+         *     EVENT_RETENTION_SECS (7 days by default): page through it to reconcile after an outage.
+         */
+        get: operations["webhooks_api_event_log"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/webhooks/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A webhook endpoint */
+        get: operations["webhooks_api_get_webhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes it with its deliveries; answers it as it was.
+         */
+        delete: operations["webhooks_api_delete_webhook"];
+        options?: never;
+        head?: never;
+        /** Change a webhook endpoint */
+        patch: operations["webhooks_api_patch_webhook"];
+        trace?: never;
+    };
+    "/api/v1/games/{game}/webhooks/{endpoint_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description A new secret signs from now on; the old one signs beside it for `grace_secs`.
+         */
+        post: operations["webhooks_api_rotate_secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/webhooks/{endpoint_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a test event to a webhook endpoint */
+        post: operations["webhooks_api_test_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/webhooks/{endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook endpoint's deliveries
+         * @description Newest first.
+         */
+        get: operations["webhooks_api_list_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/webhooks/{endpoint_id}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A delivery with its attempts */
+        get: operations["webhooks_api_get_delivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/webhooks/{endpoint_id}/deliveries/{delivery_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one delivery again
+         * @description Pending again, due now, with a fresh schedule and the same `webhook-id` and body.
+         */
+        post: operations["webhooks_api_replay_delivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/games/{game}/webhooks/{endpoint_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send every failed delivery since a time again
+         * @description The endpoint's failed deliveries of events from `since` (to `until`), oldest first, at
+         *     most 10,000 a call: pending again, due now, in event order.
+         */
+        post: operations["webhooks_api_replay_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -478,16 +869,36 @@ export interface components {
         /**
          * CompetitionOut
          * @example {
+         *       "claim_window_secs": 2592000,
+         *       "cohort_by": "none",
+         *       "cohort_fill": "balanced",
+         *       "cohort_size": 30,
          *       "entry": "join",
          *       "entry_window_secs": 86400,
          *       "max_attempts": 3,
          *       "max_entrants": 50,
+         *       "min_scores": 0,
          *       "period": {
+         *         "cohorts_at": "2026-11-24T00:00:00.000Z",
          *         "ends_at": "2026-11-30T00:00:00.000Z",
          *         "entry_closes_at": "2026-11-24T00:00:00.000Z",
          *         "id": "2026-W48",
+         *         "settles_at": "2026-11-30T01:00:00.000Z",
          *         "starts_at": "2026-11-23T00:00:00.000Z"
          *       },
+         *       "rewards": [
+         *         {
+         *           "from_rank": 1,
+         *           "reward": {
+         *             "coins": 500
+         *           },
+         *           "tier": null,
+         *           "to_rank": 3
+         *         }
+         *       ],
+         *       "settle_delay_secs": 3600,
+         *       "start_tier": "",
+         *       "tiers": [],
          *       "window": "weekly"
          *     }
          */
@@ -519,14 +930,63 @@ export interface components {
              * @description Scores one period accepts from each player at most; null: any number.
              */
             max_attempts: number | null;
+            /**
+             * Cohort Size
+             * @description Entrants race in cohorts of at most this many (2 to 1,000): ranks, reads and rewards within the cohort; null: one race for all.
+             */
+            cohort_size: number | null;
+            /**
+             * Cohort Fill
+             * @description first_come: cohorts fill in the order players enter; balanced: entrants are held until entry closes (or an hour at most without an entry window), then split into cohorts whose sizes differ by one at most.
+             * @enum {string}
+             */
+            cohort_fill: "first_come" | "balanced";
+            /**
+             * Cohort By
+             * @description none; rating: cohorts are contiguous bands of the rating given at join (needs entry join, balanced and an entry window); tier: a league's cohorts, formed within each tier (needs tiers).
+             * @enum {string}
+             */
+            cohort_by: "none" | "rating" | "tier";
+            /**
+             * Tiers
+             * @description A league's tiers, bottom first (2 to 20): each period moves the top of every cohort up, the bottom down.
+             */
+            tiers: components["schemas"]["TierSetting"][];
+            /**
+             * Start Tier
+             * @description The tier a new player starts in; '' for the bottom one.
+             */
+            start_tier: string;
+            /**
+             * Min Scores
+             * @description Scores a player needs in a period to keep their tier: below it they drop one, whatever their rank.
+             */
+            min_scores: number;
+            /**
+             * Rewards
+             * @description The reward table (at most 50 rules, the first that matches wins), ranked within the cohort.
+             */
+            rewards: components["schemas"]["RewardSetting"][];
+            /**
+             * Claim Window Secs
+             * @description How long a grant can be claimed (1 hour to 1 year); then it expires.
+             */
+            claim_window_secs: number;
+            /**
+             * Settle Delay Secs
+             * @description A review buffer (seconds, up to a week) between a period's end and its settlement: a hide, a correction or an erasure in it counts.
+             */
+            settle_delay_secs: number;
             period: components["schemas"]["CompetitionPeriodOut"];
         };
         /**
          * CompetitionPeriodOut
          * @example {
+         *       "cohorts_at": "2026-11-24T00:00:00.000Z",
          *       "ends_at": "2026-11-30T00:00:00.000Z",
          *       "entry_closes_at": "2026-11-24T00:00:00.000Z",
          *       "id": "2026-W48",
+         *       "settles_at": "2026-11-30T01:00:00.000Z",
          *       "starts_at": "2026-11-23T00:00:00.000Z"
          *     }
          */
@@ -544,15 +1004,29 @@ export interface components {
              */
             entry_closes_at: string | null;
             /**
+             * Cohorts At
+             * @description Balanced cohorts: when the period's entrants are split into cohorts (until then they have none); null where entrants are placed as they enter, or without cohorts.
+             */
+            cohorts_at: string | null;
+            /**
              * Ends At
-             * @description When the period ends (and settles); null if it never does.
+             * @description When the period ends; null if it never does.
              */
             ends_at: string | null;
+            /**
+             * Settles At
+             * @description When it settles (its end, after `settle_delay_secs`; the close job runs within seconds of it).
+             */
+            settles_at: string | null;
         };
         /**
          * LeaderboardOut
          * @example {
          *       "active": true,
+         *       "claim_window_secs": 2592000,
+         *       "cohort_by": "none",
+         *       "cohort_fill": "first_come",
+         *       "cohort_size": null,
          *       "competition": null,
          *       "competition_window": "",
          *       "cron": "",
@@ -565,13 +1039,18 @@ export interface components {
          *       "max_entrants": null,
          *       "max_score": null,
          *       "min_score": null,
+         *       "min_scores": 0,
          *       "mode": "best",
          *       "name": "Points",
          *       "open": true,
          *       "order": "desc",
+         *       "rewards": [],
+         *       "settle_delay_secs": 0,
          *       "slug": "main",
+         *       "start_tier": "",
          *       "starts_at": null,
          *       "subscore_order": "desc",
+         *       "tiers": [],
          *       "ties": "shared",
          *       "timezone": "UTC",
          *       "windows": [
@@ -672,18 +1151,85 @@ export interface components {
              */
             max_attempts: number | null;
             /**
+             * Cohort Size
+             * @description Entrants race in cohorts of at most this many (2 to 1,000): ranks, reads and rewards within the cohort; null: one race for all.
+             */
+            cohort_size: number | null;
+            /**
+             * Cohort Fill
+             * @description first_come: cohorts fill in the order players enter; balanced: entrants are held until entry closes (or an hour at most without an entry window), then split into cohorts whose sizes differ by one at most.
+             * @enum {string}
+             */
+            cohort_fill: "first_come" | "balanced";
+            /**
+             * Cohort By
+             * @description none; rating: cohorts are contiguous bands of the rating given at join (needs entry join, balanced and an entry window); tier: a league's cohorts, formed within each tier (needs tiers).
+             * @enum {string}
+             */
+            cohort_by: "none" | "rating" | "tier";
+            /**
+             * Tiers
+             * @description A league's tiers, bottom first (2 to 20): each period moves the top of every cohort up, the bottom down.
+             */
+            tiers: components["schemas"]["TierSetting"][];
+            /**
+             * Start Tier
+             * @description The tier a new player starts in; '' for the bottom one.
+             */
+            start_tier: string;
+            /**
+             * Min Scores
+             * @description Scores a player needs in a period to keep their tier: below it they drop one, whatever their rank.
+             */
+            min_scores: number;
+            /**
+             * Rewards
+             * @description The reward table (at most 50 rules, the first that matches wins), ranked within the cohort.
+             */
+            rewards: components["schemas"]["RewardSetting"][];
+            /**
+             * Claim Window Secs
+             * @description How long a grant can be claimed (1 hour to 1 year); then it expires.
+             */
+            claim_window_secs: number;
+            /**
+             * Settle Delay Secs
+             * @description A review buffer (seconds, up to a week) between a period's end and its settlement: a hide, a correction or an erasure in it counts.
+             */
+            settle_delay_secs: number;
+            /**
              * @description The competition's rules and its current period, as settings and clock make them; null for a board that does not compete.
              * @example {
+             *       "claim_window_secs": 2592000,
+             *       "cohort_by": "none",
+             *       "cohort_fill": "balanced",
+             *       "cohort_size": 30,
              *       "entry": "join",
              *       "entry_window_secs": 86400,
              *       "max_attempts": 3,
              *       "max_entrants": 50,
+             *       "min_scores": 0,
              *       "period": {
+             *         "cohorts_at": "2026-11-24T00:00:00.000Z",
              *         "ends_at": "2026-11-30T00:00:00.000Z",
              *         "entry_closes_at": "2026-11-24T00:00:00.000Z",
              *         "id": "2026-W48",
+             *         "settles_at": "2026-11-30T01:00:00.000Z",
              *         "starts_at": "2026-11-23T00:00:00.000Z"
              *       },
+             *       "rewards": [
+             *         {
+             *           "from_rank": 1,
+             *           "reward": {
+             *             "coins": 500
+             *           },
+             *           "tier": null,
+             *           "to_rank": 3
+             *         }
+             *       ],
+             *       "settle_delay_secs": 3600,
+             *       "start_tier": "",
+             *       "tiers": [],
              *       "window": "weekly"
              *     }
              */
@@ -718,6 +1264,73 @@ export interface components {
             starts_at: string | null;
             /** Resets At */
             resets_at: string | null;
+        };
+        /**
+         * RewardSetting
+         * @description One rule of the reward table: a rank range or a top percentage (within the cohort).
+         * @example {
+         *       "from_rank": 1,
+         *       "reward": {
+         *         "coins": 500
+         *       },
+         *       "tier": "gold",
+         *       "to_rank": 3
+         *     }
+         */
+        RewardSetting: {
+            /**
+             * Tier
+             * @description Only this tier's cohorts; left out: every tier.
+             */
+            tier?: string | null;
+            /** From Rank */
+            from_rank?: number | null;
+            /**
+             * To Rank
+             * @description Inclusive; from_rank's if left out.
+             */
+            to_rank?: number | null;
+            /**
+             * Top Percent
+             * @description Instead of a rank range: the top this share of the cohort (two decimals at most).
+             */
+            top_percent?: number | null;
+            /**
+             * Reward
+             * @description The studio's own object, at most 1,024 bytes as compact JSON.
+             */
+            reward: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * TierSetting
+         * @description One tier of a league (listed bottom first).
+         * @example {
+         *       "demote": "20%",
+         *       "name": "Silver",
+         *       "promote": "5",
+         *       "slug": "silver"
+         *     }
+         */
+        TierSetting: {
+            /** Slug */
+            slug: string;
+            /**
+             * Name
+             * @description Shown; the slug if left out.
+             */
+            name?: string | null;
+            /**
+             * Promote
+             * @description Who moves up from each cohort: a count ("5") or a share ("20%"); none at the top.
+             */
+            promote?: string | number | null;
+            /**
+             * Demote
+             * @description Who moves down, likewise; none at the bottom.
+             */
+            demote?: string | number | null;
         };
         /**
          * ErrorBody
@@ -863,6 +1476,62 @@ export interface components {
              * @description Scores one period accepts from each player at most; null: any number.
              */
             max_attempts?: number | null;
+            /**
+             * Cohort Size
+             * @description Entrants race in cohorts of at most this many (2 to 1,000): ranks, reads and rewards within the cohort; null: one race for all.
+             */
+            cohort_size?: number | null;
+            /**
+             * Cohort Fill
+             * @description first_come: cohorts fill in the order players enter; balanced: entrants are held until entry closes (or an hour at most without an entry window), then split into cohorts whose sizes differ by one at most.
+             * @default first_come
+             * @enum {string}
+             */
+            cohort_fill: "first_come" | "balanced";
+            /**
+             * Cohort By
+             * @description none; rating: cohorts are contiguous bands of the rating given at join (needs entry join, balanced and an entry window); tier: a league's cohorts, formed within each tier (needs tiers).
+             * @default none
+             * @enum {string}
+             */
+            cohort_by: "none" | "rating" | "tier";
+            /**
+             * Tiers
+             * @description A league's tiers, bottom first (2 to 20): each period moves the top of every cohort up, the bottom down.
+             */
+            tiers?: components["schemas"]["TierSetting"][];
+            /**
+             * Start Tier
+             * @description The tier a new player starts in; '' for the bottom one.
+             * @default
+             */
+            start_tier: string;
+            /**
+             * Min Scores
+             * @description Scores a player needs in a period to keep their tier: below it they drop one, whatever their rank.
+             * @default 0
+             * @example 1
+             */
+            min_scores: number;
+            /**
+             * Rewards
+             * @description The reward table (at most 50 rules, the first that matches wins), ranked within the cohort.
+             */
+            rewards?: components["schemas"]["RewardSetting"][];
+            /**
+             * Claim Window Secs
+             * @description How long a grant can be claimed (1 hour to 1 year); then it expires.
+             * @default 2592000
+             * @example 604800
+             */
+            claim_window_secs: number;
+            /**
+             * Settle Delay Secs
+             * @description A review buffer (seconds, up to a week) between a period's end and its settlement: a hide, a correction or an erasure in it counts.
+             * @default 0
+             * @example 3600
+             */
+            settle_delay_secs: number;
         };
         /**
          * LeaderboardPatch
@@ -965,6 +1634,62 @@ export interface components {
              * @description Scores one period accepts from each player at most; null: any number.
              */
             max_attempts?: number | null;
+            /**
+             * Cohort Size
+             * @description Entrants race in cohorts of at most this many (2 to 1,000): ranks, reads and rewards within the cohort; null: one race for all.
+             */
+            cohort_size?: number | null;
+            /**
+             * Cohort Fill
+             * @description first_come: cohorts fill in the order players enter; balanced: entrants are held until entry closes (or an hour at most without an entry window), then split into cohorts whose sizes differ by one at most.
+             * @default first_come
+             * @enum {string}
+             */
+            cohort_fill: "first_come" | "balanced";
+            /**
+             * Cohort By
+             * @description none; rating: cohorts are contiguous bands of the rating given at join (needs entry join, balanced and an entry window); tier: a league's cohorts, formed within each tier (needs tiers).
+             * @default none
+             * @enum {string}
+             */
+            cohort_by: "none" | "rating" | "tier";
+            /**
+             * Tiers
+             * @description A league's tiers, bottom first (2 to 20): each period moves the top of every cohort up, the bottom down.
+             */
+            tiers?: components["schemas"]["TierSetting"][];
+            /**
+             * Start Tier
+             * @description The tier a new player starts in; '' for the bottom one.
+             * @default
+             */
+            start_tier: string;
+            /**
+             * Min Scores
+             * @description Scores a player needs in a period to keep their tier: below it they drop one, whatever their rank.
+             * @default 0
+             * @example 1
+             */
+            min_scores: number;
+            /**
+             * Rewards
+             * @description The reward table (at most 50 rules, the first that matches wins), ranked within the cohort.
+             */
+            rewards?: components["schemas"]["RewardSetting"][];
+            /**
+             * Claim Window Secs
+             * @description How long a grant can be claimed (1 hour to 1 year); then it expires.
+             * @default 2592000
+             * @example 604800
+             */
+            claim_window_secs: number;
+            /**
+             * Settle Delay Secs
+             * @description A review buffer (seconds, up to a week) between a period's end and its settlement: a hide, a correction or an erasure in it counts.
+             * @default 0
+             * @example 3600
+             */
+            settle_delay_secs: number;
         };
         /**
          * PeriodScoreOut
@@ -1164,12 +1889,14 @@ export interface components {
          * @example {
          *       "attempts_left": 3,
          *       "attempts_used": 0,
+         *       "cohort": "2",
          *       "entered_at": "2026-11-23T09:15:00.000Z",
          *       "entrants": 41,
          *       "leaderboard": "weekly-cup",
          *       "max_entrants": 100,
          *       "period_id": "2026-W48",
          *       "player_id": "ada",
+         *       "tier": null,
          *       "window": "weekly"
          *     }
          */
@@ -1195,6 +1922,16 @@ export interface components {
              * @description null: the board sets no max_attempts.
              */
             attempts_left: number | null;
+            /**
+             * Cohort
+             * @description The player's cohort ('3', or 'silver-3' in a league); null on a board without cohorts, and until balanced cohorts are split (the board's competition.period.cohorts_at).
+             */
+            cohort: string | null;
+            /**
+             * Tier
+             * @description The league tier the player races in this period; null outside a league.
+             */
+            tier: string | null;
         };
         /**
          * CompetitionEntryIn
@@ -1211,6 +1948,11 @@ export interface components {
             player_id: string;
             /** Display Name */
             display_name?: string | null;
+            /**
+             * Rating
+             * @description The player's rating (any whole-number scale), on boards whose cohorts are bands of rating; refused elsewhere. A second join keeps the first entry's.
+             */
+            rating?: number | null;
         };
         /**
          * AttemptsGrantOut
@@ -1252,6 +1994,544 @@ export interface components {
         AttemptsGrantIn: {
             /** Add */
             add: number;
+        };
+        /**
+         * CohortSummaryOut
+         * @example {
+         *       "cohort": "2",
+         *       "size": 30,
+         *       "tier": null
+         *     }
+         */
+        CohortSummaryOut: {
+            /**
+             * Cohort
+             * @description Its id: a number, after the tier's slug in a league ('silver-2').
+             */
+            cohort: string;
+            /**
+             * Tier
+             * @description The league tier it races in; null outside a league.
+             */
+            tier: string | null;
+            /**
+             * Size
+             * @description Entrants placed in it.
+             */
+            size: number;
+        };
+        /**
+         * CohortsOut
+         * @example {
+         *       "cohort_size": 30,
+         *       "cohorts": [
+         *         {
+         *           "cohort": "2",
+         *           "size": 30,
+         *           "tier": null
+         *         }
+         *       ],
+         *       "cohorts_at": "2026-11-24T00:00:00.000Z",
+         *       "entrants": 101,
+         *       "held": 0,
+         *       "leaderboard": "weekly-league",
+         *       "offset": 0,
+         *       "period": "weekly",
+         *       "period_id": "2026-W48",
+         *       "total": 4
+         *     }
+         */
+        CohortsOut: {
+            /** Leaderboard */
+            leaderboard: string;
+            /**
+             * Period
+             * @enum {string}
+             */
+            period: "daily" | "weekly" | "monthly" | "all-time" | "custom";
+            /** Period Id */
+            period_id: string;
+            /**
+             * Cohort Size
+             * @description The most a cohort takes.
+             */
+            cohort_size: number;
+            /**
+             * Entrants
+             * @description Players who entered the period.
+             */
+            entrants: number;
+            /**
+             * Held
+             * @description Entrants waiting for the balanced split (none once it ran).
+             */
+            held: number;
+            /**
+             * Cohorts At
+             * @description Balanced cohorts: when the split is due; null where entrants are placed as they enter.
+             */
+            cohorts_at: string | null;
+            /**
+             * Total
+             * @description Cohorts in the period, on all pages.
+             */
+            total: number;
+            /** Offset */
+            offset: number;
+            /**
+             * Cohorts
+             * @description By tier (bottom first), then number.
+             */
+            cohorts: components["schemas"]["CohortSummaryOut"][];
+        };
+        /**
+         * CohortBoardOut
+         * @example {
+         *       "cohort": "2",
+         *       "cohort_size": 30,
+         *       "entries": [
+         *         {
+         *           "display_name": "Ada",
+         *           "metadata": null,
+         *           "player_id": "ada",
+         *           "rank": 1,
+         *           "score": 1200
+         *         }
+         *       ],
+         *       "leaderboard": "weekly-league",
+         *       "period": "weekly",
+         *       "period_id": "2026-W48",
+         *       "resets_at": "2026-11-30T00:00:00.000Z",
+         *       "tier": null,
+         *       "total": 28
+         *     }
+         */
+        CohortBoardOut: {
+            /** Leaderboard */
+            leaderboard: string;
+            /**
+             * Period
+             * @enum {string}
+             */
+            period: "daily" | "weekly" | "monthly" | "all-time" | "custom";
+            /** Period Id */
+            period_id: string;
+            /** Resets At */
+            resets_at: string | null;
+            /** Total */
+            total: number;
+            /** Entries */
+            entries: components["schemas"]["EntryOut"][];
+            /** Cohort */
+            cohort: string;
+            /**
+             * Tier
+             * @description The league tier the cohort races in; null outside a league.
+             */
+            tier: string | null;
+            /**
+             * Cohort Size
+             * @description Entrants in the cohort, with a score or not (`total` counts those with one).
+             */
+            cohort_size: number;
+        };
+        /**
+         * EntryOut
+         * @example {
+         *       "display_name": "Ada",
+         *       "metadata": {
+         *         "car": "mx-5"
+         *       },
+         *       "player_id": "ada",
+         *       "rank": 3,
+         *       "score": 1200
+         *     }
+         */
+        EntryOut: {
+            /** Rank */
+            rank: number;
+            /** Player Id */
+            player_id: string;
+            /** Display Name */
+            display_name: string;
+            /** Score */
+            score: number;
+            /**
+             * Subscore
+             * @description Boards with ties `subscore` only.
+             */
+            subscore?: number | null;
+            /** Metadata */
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /**
+         * SettledEntryOut
+         * @example {
+         *       "cohort": "2",
+         *       "move": 1,
+         *       "player_id": "ada",
+         *       "rank": 1,
+         *       "reward": {
+         *         "coins": 500
+         *       },
+         *       "score": 1200,
+         *       "tier": "silver",
+         *       "tier_after": "gold"
+         *     }
+         */
+        SettledEntryOut: {
+            /** Player Id */
+            player_id: string;
+            /**
+             * Cohort
+             * @description null on a board without cohorts.
+             */
+            cohort: string | null;
+            /**
+             * Rank
+             * @description Within the cohort; null without a score.
+             */
+            rank: number | null;
+            /** Score */
+            score: number | null;
+            /**
+             * Tier
+             * @description The tier raced in; null outside a league.
+             */
+            tier: string | null;
+            /**
+             * Move
+             * @description +1 up a tier, -1 down, 0 stays (always 0 outside a league).
+             */
+            move: number;
+            /** Tier After */
+            tier_after: string | null;
+            /**
+             * Reward
+             * @description The reward granted (claim it), null for none.
+             */
+            reward: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /**
+         * SettlementOut
+         * @example {
+         *       "cohorts": 4,
+         *       "demoted": 15,
+         *       "entrants": 101,
+         *       "entries": [
+         *         {
+         *           "cohort": "2",
+         *           "move": 1,
+         *           "player_id": "ada",
+         *           "rank": 1,
+         *           "reward": {
+         *             "coins": 500
+         *           },
+         *           "score": 1200,
+         *           "tier": "silver",
+         *           "tier_after": "gold"
+         *         }
+         *       ],
+         *       "granted": 12,
+         *       "leaderboard": "weekly-league",
+         *       "offset": 0,
+         *       "period_id": "2026-W48",
+         *       "preview": false,
+         *       "promoted": 20,
+         *       "settled_at": "2026-11-30T01:00:02.114Z",
+         *       "total": 101,
+         *       "window": "weekly"
+         *     }
+         */
+        SettlementOut: {
+            /** Leaderboard */
+            leaderboard: string;
+            /**
+             * Window
+             * @enum {string}
+             */
+            window: "daily" | "weekly" | "monthly" | "all-time" | "custom";
+            /** Period Id */
+            period_id: string;
+            /**
+             * Preview
+             * @description true: what the current period would settle if it ended now.
+             */
+            preview: boolean;
+            /** Settled At */
+            settled_at: string | null;
+            /** Entrants */
+            entrants: number;
+            /** Cohorts */
+            cohorts: number;
+            /** Promoted */
+            promoted: number;
+            /** Demoted */
+            demoted: number;
+            /**
+             * Granted
+             * @description Entrants who got a reward.
+             */
+            granted: number;
+            /**
+             * Total
+             * @description Entries matching the filter, on all pages.
+             */
+            total: number;
+            /** Offset */
+            offset: number;
+            /**
+             * Entries
+             * @description By cohort, then rank (entrants without a score last).
+             */
+            entries: components["schemas"]["SettledEntryOut"][];
+        };
+        /**
+         * PlayerRewardsOut
+         * @example {
+         *       "player_id": "ada",
+         *       "rewards": [
+         *         {
+         *           "claimed_at": null,
+         *           "cohort": null,
+         *           "expires_at": "2026-12-30T00:02:00.000Z",
+         *           "grant_id": "grant_h7Kq2XbN0vLw9RtYc3ZpEg",
+         *           "granted_at": "2026-11-30T00:02:00.000Z",
+         *           "leaderboard": "weekly-cup",
+         *           "period_id": "2026-W48",
+         *           "player_id": "ada",
+         *           "rank": 1,
+         *           "reward": {
+         *             "badge": "cup-winner",
+         *             "coins": 500
+         *           },
+         *           "status": "pending",
+         *           "tier": null,
+         *           "window": "weekly"
+         *         }
+         *       ],
+         *       "total": 1
+         *     }
+         */
+        PlayerRewardsOut: {
+            /** Player Id */
+            player_id: string;
+            /**
+             * Total
+             * @description The player's rewards that match the status filter, on all pages.
+             */
+            total: number;
+            /**
+             * Rewards
+             * @description Newest first.
+             */
+            rewards: components["schemas"]["RewardGrantOut"][];
+        };
+        /**
+         * RewardGrantOut
+         * @example {
+         *       "claimed_at": "2026-12-01T18:40:12.345Z",
+         *       "cohort": null,
+         *       "expires_at": "2026-12-30T00:02:00.000Z",
+         *       "grant_id": "grant_h7Kq2XbN0vLw9RtYc3ZpEg",
+         *       "granted_at": "2026-11-30T00:02:00.000Z",
+         *       "leaderboard": "weekly-cup",
+         *       "period_id": "2026-W48",
+         *       "player_id": "ada",
+         *       "rank": 1,
+         *       "reward": {
+         *         "badge": "cup-winner",
+         *         "coins": 500
+         *       },
+         *       "status": "claimed",
+         *       "tier": null,
+         *       "window": "weekly"
+         *     }
+         */
+        RewardGrantOut: {
+            /**
+             * Grant Id
+             * @description The id to claim it by: 'grant_' and 22 random url-safe characters.
+             */
+            grant_id: string;
+            /** Leaderboard */
+            leaderboard: string;
+            /** Window */
+            window: string;
+            /**
+             * Period Id
+             * @description The period it rewards.
+             */
+            period_id: string;
+            /** Player Id */
+            player_id: string;
+            /**
+             * Cohort
+             * @description The cohort the player ranked in; null when the board has none.
+             */
+            cohort: string | null;
+            /**
+             * Tier
+             * @description The tier they played the period in; null on a board without tiers.
+             */
+            tier: string | null;
+            /**
+             * Rank
+             * @description Their rank (in the cohort, if any) when the period settled.
+             */
+            rank: number;
+            /**
+             * Reward
+             * @description The studio's reward, as its reward table gives it.
+             */
+            reward: {
+                [key: string]: unknown;
+            };
+            /**
+             * Status
+             * @description pending: claimable until expires_at; claimed; expired: its claim window passed unclaimed.
+             * @enum {string}
+             */
+            status: "pending" | "claimed" | "expired";
+            /** Granted At */
+            granted_at: string;
+            /**
+             * Expires At
+             * @description The end of its claim window: a claim from then on is 410 reward_expired.
+             */
+            expires_at: string;
+            /**
+             * Claimed At
+             * @description When it was claimed; null until then.
+             */
+            claimed_at: string | null;
+        };
+        /**
+         * LeagueTierOut
+         * @example {
+         *       "name": "Gold",
+         *       "slug": "gold"
+         *     }
+         */
+        LeagueTierOut: {
+            /** Slug */
+            slug: string;
+            /** Name */
+            name: string;
+        };
+        /**
+         * PlayerLeagueOut
+         * @example {
+         *       "history": [
+         *         {
+         *           "at": "2026-11-30T00:02:00.000Z",
+         *           "cohort": "silver-3",
+         *           "from_tier": "silver",
+         *           "move": 1,
+         *           "period_id": "2026-W48",
+         *           "rank": 2,
+         *           "to_tier": "gold"
+         *         }
+         *       ],
+         *       "history_total": 1,
+         *       "leaderboard": "weekly-league",
+         *       "player_id": "ada",
+         *       "since_period_id": "2026-W48",
+         *       "tier": {
+         *         "name": "Gold",
+         *         "slug": "gold"
+         *       },
+         *       "tiers": [
+         *         {
+         *           "name": "Bronze",
+         *           "slug": "bronze"
+         *         },
+         *         {
+         *           "name": "Silver",
+         *           "slug": "silver"
+         *         },
+         *         {
+         *           "name": "Gold",
+         *           "slug": "gold"
+         *         }
+         *       ]
+         *     }
+         */
+        PlayerLeagueOut: {
+            /** Leaderboard */
+            leaderboard: string;
+            /** Player Id */
+            player_id: string;
+            /** @description Their tier now: the board's start tier until a settlement places them. */
+            tier: components["schemas"]["LeagueTierOut"];
+            /**
+             * Since Period Id
+             * @description The period whose settlement put them in this tier; null before their first settlement.
+             */
+            since_period_id: string | null;
+            /**
+             * Tiers
+             * @description The board's tiers, bottom first.
+             */
+            tiers: components["schemas"]["LeagueTierOut"][];
+            /**
+             * History Total
+             * @description Their moves on all pages, one per period settled.
+             */
+            history_total: number;
+            /**
+             * History
+             * @description Newest first.
+             */
+            history: components["schemas"]["TierChangeOut"][];
+        };
+        /**
+         * TierChangeOut
+         * @example {
+         *       "at": "2026-11-30T00:02:00.000Z",
+         *       "cohort": "silver-3",
+         *       "from_tier": "silver",
+         *       "move": 1,
+         *       "period_id": "2026-W48",
+         *       "rank": 2,
+         *       "to_tier": "gold"
+         *     }
+         */
+        TierChangeOut: {
+            /**
+             * Period Id
+             * @description The period whose settlement made the move.
+             */
+            period_id: string;
+            /** From Tier */
+            from_tier: string;
+            /** To Tier */
+            to_tier: string;
+            /**
+             * Move
+             * @description 1: promoted; -1: demoted; 0: stayed.
+             * @enum {integer}
+             */
+            move: -1 | 0 | 1;
+            /**
+             * Cohort
+             * @description The cohort they ranked in; null when the board has none.
+             */
+            cohort: string | null;
+            /**
+             * Rank
+             * @description Their rank in the cohort; null: no score that period.
+             */
+            rank: number | null;
+            /**
+             * At
+             * @description When the period settled.
+             */
+            at: string;
         };
         /**
          * ArchivedPeriodOut
@@ -1331,6 +2611,10 @@ export interface components {
          *       "leaderboards": [
          *         {
          *           "active": true,
+         *           "claim_window_secs": 2592000,
+         *           "cohort_by": "none",
+         *           "cohort_fill": "first_come",
+         *           "cohort_size": null,
          *           "competition": null,
          *           "competition_window": "",
          *           "cron": "",
@@ -1343,13 +2627,18 @@ export interface components {
          *           "max_entrants": null,
          *           "max_score": null,
          *           "min_score": null,
+         *           "min_scores": 0,
          *           "mode": "best",
          *           "name": "Points",
          *           "open": true,
          *           "order": "desc",
+         *           "rewards": [],
+         *           "settle_delay_secs": 0,
          *           "slug": "main",
+         *           "start_tier": "",
          *           "starts_at": null,
          *           "subscore_order": "desc",
+         *           "tiers": [],
          *           "ties": "shared",
          *           "timezone": "UTC",
          *           "windows": [
@@ -1535,6 +2824,26 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * Cohort
+             * @description Boards with cohorts, in their competing window only: the player's cohort (null until a balanced split places them).
+             */
+            cohort?: string | null;
+            /**
+             * Cohort Rank
+             * @description With `cohort`: the player's rank within it.
+             */
+            cohort_rank?: number | null;
+            /**
+             * Cohort Size
+             * @description With `cohort`: its entrants, with a score or not.
+             */
+            cohort_size?: number | null;
+            /**
+             * Tier
+             * @description With `cohort`: the league tier it races in (null outside one).
+             */
+            tier?: string | null;
         };
         /**
          * WindowStandingOut
@@ -1710,37 +3019,6 @@ export interface components {
             link_url: string;
         };
         /**
-         * EntryOut
-         * @example {
-         *       "display_name": "Ada",
-         *       "metadata": {
-         *         "car": "mx-5"
-         *       },
-         *       "player_id": "ada",
-         *       "rank": 3,
-         *       "score": 1200
-         *     }
-         */
-        EntryOut: {
-            /** Rank */
-            rank: number;
-            /** Player Id */
-            player_id: string;
-            /** Display Name */
-            display_name: string;
-            /** Score */
-            score: number;
-            /**
-             * Subscore
-             * @description Boards with ties `subscore` only.
-             */
-            subscore?: number | null;
-            /** Metadata */
-            metadata: {
-                [key: string]: unknown;
-            } | null;
-        };
-        /**
          * FriendsOut
          * @example {
          *       "entries": [
@@ -1823,6 +3101,543 @@ export interface components {
             total: number;
             /** Entries */
             entries: components["schemas"]["EntryOut"][];
+        };
+        /**
+         * WebhookHealthOut
+         * @example {
+         *       "failing_since": null,
+         *       "failure_streak": 0,
+         *       "last_error": null,
+         *       "last_failure_at": null,
+         *       "last_success_at": "2026-11-26T12:05:00.120Z"
+         *     }
+         */
+        WebhookHealthOut: {
+            /** Last Success At */
+            last_success_at: string | null;
+            /** Last Failure At */
+            last_failure_at: string | null;
+            /**
+             * Failing Since
+             * @description The first failure since the last success; null when healthy.
+             */
+            failing_since: string | null;
+            /**
+             * Failure Streak
+             * @description Failed attempts since the last success.
+             */
+            failure_streak: number;
+            /** Last Error */
+            last_error: string | null;
+        };
+        /**
+         * WebhookListOut
+         * @example {
+         *       "webhooks": [
+         *         {
+         *           "created_at": "2026-11-26T12:00:00.000Z",
+         *           "description": "Economy service",
+         *           "disabled_at": null,
+         *           "disabled_reason": null,
+         *           "enabled": true,
+         *           "endpoint_id": "ep_3kTq9XbN0vLw9RtYc3ZpEg",
+         *           "event_types": [
+         *             "period.settled",
+         *             "reward.granted"
+         *           ],
+         *           "health": {
+         *             "failing_since": null,
+         *             "failure_streak": 0,
+         *             "last_error": null,
+         *             "last_failure_at": null,
+         *             "last_success_at": "2026-11-26T12:05:00.120Z"
+         *           },
+         *           "secret_rotating_until": null,
+         *           "updated_at": "2026-11-26T12:00:00.000Z",
+         *           "url": "https://hooks.example.com/leaderboard"
+         *         }
+         *       ]
+         *     }
+         */
+        WebhookListOut: {
+            /** Webhooks */
+            webhooks: components["schemas"]["WebhookOut"][];
+        };
+        /**
+         * WebhookOut
+         * @example {
+         *       "created_at": "2026-11-26T12:00:00.000Z",
+         *       "description": "Economy service",
+         *       "disabled_at": null,
+         *       "disabled_reason": null,
+         *       "enabled": true,
+         *       "endpoint_id": "ep_3kTq9XbN0vLw9RtYc3ZpEg",
+         *       "event_types": [
+         *         "period.settled",
+         *         "reward.granted"
+         *       ],
+         *       "health": {
+         *         "failing_since": null,
+         *         "failure_streak": 0,
+         *         "last_error": null,
+         *         "last_failure_at": null,
+         *         "last_success_at": "2026-11-26T12:05:00.120Z"
+         *       },
+         *       "secret_rotating_until": null,
+         *       "updated_at": "2026-11-26T12:00:00.000Z",
+         *       "url": "https://hooks.example.com/leaderboard"
+         *     }
+         */
+        WebhookOut: {
+            /** Endpoint Id */
+            endpoint_id: string;
+            /** Url */
+            url: string;
+            /** Description */
+            description: string;
+            /**
+             * Event Types
+             * @description Empty: every event type.
+             */
+            event_types: string[];
+            /** Enabled */
+            enabled: boolean;
+            /**
+             * Disabled Reason
+             * @description Why it is disabled: by the studio, a 410, or days of failures.
+             */
+            disabled_reason: string | null;
+            /** Disabled At */
+            disabled_at: string | null;
+            /** Created At */
+            created_at: string;
+            /** Updated At */
+            updated_at: string;
+            health: components["schemas"]["WebhookHealthOut"];
+            /**
+             * Secret Rotating Until
+             * @description Until when the previous secret also signs.
+             */
+            secret_rotating_until: string | null;
+        };
+        /**
+         * WebhookSecretOut
+         * @example {
+         *       "created_at": "2026-11-26T12:00:00.000Z",
+         *       "description": "Economy service",
+         *       "disabled_at": null,
+         *       "disabled_reason": null,
+         *       "enabled": true,
+         *       "endpoint_id": "ep_3kTq9XbN0vLw9RtYc3ZpEg",
+         *       "event_types": [
+         *         "period.settled",
+         *         "reward.granted"
+         *       ],
+         *       "health": {
+         *         "failing_since": null,
+         *         "failure_streak": 0,
+         *         "last_error": null,
+         *         "last_failure_at": null,
+         *         "last_success_at": "2026-11-26T12:05:00.120Z"
+         *       },
+         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw9zVX6WThxBk=",
+         *       "secret_rotating_until": null,
+         *       "updated_at": "2026-11-26T12:00:00.000Z",
+         *       "url": "https://hooks.example.com/leaderboard"
+         *     }
+         */
+        WebhookSecretOut: {
+            /** Endpoint Id */
+            endpoint_id: string;
+            /** Url */
+            url: string;
+            /** Description */
+            description: string;
+            /**
+             * Event Types
+             * @description Empty: every event type.
+             */
+            event_types: string[];
+            /** Enabled */
+            enabled: boolean;
+            /**
+             * Disabled Reason
+             * @description Why it is disabled: by the studio, a 410, or days of failures.
+             */
+            disabled_reason: string | null;
+            /** Disabled At */
+            disabled_at: string | null;
+            /** Created At */
+            created_at: string;
+            /** Updated At */
+            updated_at: string;
+            health: components["schemas"]["WebhookHealthOut"];
+            /**
+             * Secret Rotating Until
+             * @description Until when the previous secret also signs.
+             */
+            secret_rotating_until: string | null;
+            /**
+             * Secret
+             * @description 'whsec_' and the base64 key: shown only when created or rotated. Keep it.
+             */
+            secret: string;
+        };
+        /**
+         * WebhookIn
+         * @example {
+         *       "event_types": [
+         *         "period.settled"
+         *       ],
+         *       "url": "https://hooks.example.com/leaderboard"
+         *     }
+         */
+        WebhookIn: {
+            /**
+             * Url
+             * @description Where events go: https:// (http:// only where WEBHOOK_ALLOW_HTTP is on).
+             */
+            url: string;
+            /**
+             * Description
+             * @description One line for people, at most 200 characters.
+             * @default
+             */
+            description: string;
+            /**
+             * Event Types
+             * @description The event types it receives (docs/events.md); empty or omitted: all.
+             */
+            event_types?: string[];
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled: boolean;
+        };
+        /**
+         * EventLogOut
+         * @example {
+         *       "events": [
+         *         {
+         *           "created_at": "2026-11-26T12:00:00.000Z",
+         *           "data": {
+         *             "endpoint_id": "ep_3kTq9XbN0vLw9RtYc3ZpEg",
+         *             "game": "tetris",
+         *             "requested_at": "2026-11-26T12:00:00.000Z"
+         *           },
+         *           "id": "evt_019cd2a8a1e0aa11bb22cc33dd44",
+         *           "type": "webhook.test",
+         *           "version": 1
+         *         }
+         *       ],
+         *       "next_after": null
+         *     }
+         */
+        EventLogOut: {
+            /**
+             * Events
+             * @description Event envelopes, oldest first, as webhooks send them.
+             */
+            events: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Next After
+             * @description Pass as `after` for the next page; null on the last.
+             */
+            next_after: string | null;
+        };
+        /**
+         * WebhookPatch
+         * @example {
+         *       "enabled": true
+         *     }
+         */
+        WebhookPatch: {
+            /** Url */
+            url?: string | null;
+            /** Description */
+            description?: string | null;
+            /** Event Types */
+            event_types?: string[] | null;
+            /**
+             * Enabled
+             * @description true re-enables a disabled endpoint and clears its failures.
+             */
+            enabled?: boolean | null;
+        };
+        /**
+         * RotateIn
+         * @example {
+         *       "grace_secs": 3600
+         *     }
+         */
+        RotateIn: {
+            /**
+             * Grace Secs
+             * @description How long the old secret also signs (0: not at all). Default a day.
+             * @default 86400
+             */
+            grace_secs: number;
+        };
+        /**
+         * TestSentOut
+         * @example {
+         *       "event_id": "evt_019cd2a8a1e0aa11bb22cc33dd44",
+         *       "event_type": "webhook.test"
+         *     }
+         */
+        TestSentOut: {
+            /**
+             * Event Id
+             * @description The test event's id: the delivery's webhook-id.
+             */
+            event_id: string;
+            /**
+             * Event Type
+             * @constant
+             */
+            event_type: "webhook.test";
+        };
+        /**
+         * DeliveryListOut
+         * @example {
+         *       "deliveries": [
+         *         {
+         *           "attempts": 1,
+         *           "created_at": "2026-11-26T12:05:00.090Z",
+         *           "delivery_id": "dlv_Zk1uN0pYb3lJc2Fh",
+         *           "event_id": "evt_019cd2a8a1e0aa11bb22cc33dd44",
+         *           "event_type": "period.settled",
+         *           "finished_at": "2026-11-26T12:05:00.121Z",
+         *           "last_error": null,
+         *           "last_status_code": 200,
+         *           "next_attempt_at": null,
+         *           "replays": 0,
+         *           "status": "delivered"
+         *         }
+         *       ],
+         *       "total": 1
+         *     }
+         */
+        DeliveryListOut: {
+            /** Total */
+            total: number;
+            /** Deliveries */
+            deliveries: components["schemas"]["DeliveryOut"][];
+        };
+        /**
+         * DeliveryOut
+         * @example {
+         *       "attempts": 1,
+         *       "created_at": "2026-11-26T12:05:00.090Z",
+         *       "delivery_id": "dlv_Zk1uN0pYb3lJc2Fh",
+         *       "event_id": "evt_019cd2a8a1e0aa11bb22cc33dd44",
+         *       "event_type": "period.settled",
+         *       "finished_at": "2026-11-26T12:05:00.121Z",
+         *       "last_error": null,
+         *       "last_status_code": 200,
+         *       "next_attempt_at": null,
+         *       "replays": 0,
+         *       "status": "delivered"
+         *     }
+         */
+        DeliveryOut: {
+            /** Delivery Id */
+            delivery_id: string;
+            /**
+             * Event Id
+             * @description The event's id: the webhook-id of every attempt.
+             */
+            event_id: string;
+            /** Event Type */
+            event_type: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+            /**
+             * Attempts
+             * @description Attempts since it was created or last replayed.
+             */
+            attempts: number;
+            /** Next Attempt At */
+            next_attempt_at: string | null;
+            /** Created At */
+            created_at: string;
+            /** Finished At */
+            finished_at: string | null;
+            /** Last Status Code */
+            last_status_code: number | null;
+            /** Last Error */
+            last_error: string | null;
+            /** Replays */
+            replays: number;
+        };
+        /**
+         * AttemptOut
+         * @example {
+         *       "address": "203.0.113.7",
+         *       "duration_ms": 20,
+         *       "error": null,
+         *       "number": 1,
+         *       "outcome": "delivered",
+         *       "request_headers": {
+         *         "webhook-id": "evt_019cd2a8a1e0aa11bb22cc33dd44",
+         *         "webhook-timestamp": "1795694700"
+         *       },
+         *       "response_body": "ok",
+         *       "started_at": "2026-11-26T12:05:00.100Z",
+         *       "status_code": 200
+         *     }
+         */
+        AttemptOut: {
+            /** Number */
+            number: number;
+            /** Started At */
+            started_at: string;
+            /** Duration Ms */
+            duration_ms: number;
+            /**
+             * Address
+             * @description The checked address it connected to.
+             */
+            address: string | null;
+            /**
+             * Status Code
+             * @description null: no answer (timeout, refused, unreachable).
+             */
+            status_code: number | null;
+            /**
+             * Response Body
+             * @description The first 1,024 characters of the answer.
+             */
+            response_body: string;
+            /** Error */
+            error: string | null;
+            /**
+             * Outcome
+             * @enum {string}
+             */
+            outcome: "delivered" | "retry" | "failed";
+            /** Request Headers */
+            request_headers: {
+                [key: string]: string;
+            };
+        };
+        /**
+         * DeliveryDetailOut
+         * @example {
+         *       "attempt_list": [
+         *         {
+         *           "address": "203.0.113.7",
+         *           "duration_ms": 20,
+         *           "error": null,
+         *           "number": 1,
+         *           "outcome": "delivered",
+         *           "request_headers": {
+         *             "webhook-id": "evt_019cd2a8a1e0aa11bb22cc33dd44",
+         *             "webhook-timestamp": "1795694700"
+         *           },
+         *           "response_body": "ok",
+         *           "started_at": "2026-11-26T12:05:00.100Z",
+         *           "status_code": 200
+         *         }
+         *       ],
+         *       "attempts": 1,
+         *       "created_at": "2026-11-26T12:05:00.090Z",
+         *       "delivery_id": "dlv_Zk1uN0pYb3lJc2Fh",
+         *       "event_id": "evt_019cd2a8a1e0aa11bb22cc33dd44",
+         *       "event_type": "period.settled",
+         *       "finished_at": "2026-11-26T12:05:00.121Z",
+         *       "last_error": null,
+         *       "last_status_code": 200,
+         *       "next_attempt_at": null,
+         *       "payload": {
+         *         "id": "evt_…"
+         *       },
+         *       "replays": 0,
+         *       "status": "delivered"
+         *     }
+         */
+        DeliveryDetailOut: {
+            /** Delivery Id */
+            delivery_id: string;
+            /**
+             * Event Id
+             * @description The event's id: the webhook-id of every attempt.
+             */
+            event_id: string;
+            /** Event Type */
+            event_type: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+            /**
+             * Attempts
+             * @description Attempts since it was created or last replayed.
+             */
+            attempts: number;
+            /** Next Attempt At */
+            next_attempt_at: string | null;
+            /** Created At */
+            created_at: string;
+            /** Finished At */
+            finished_at: string | null;
+            /** Last Status Code */
+            last_status_code: number | null;
+            /** Last Error */
+            last_error: string | null;
+            /** Replays */
+            replays: number;
+            /**
+             * Payload
+             * @description The body every attempt sends: the event's envelope.
+             */
+            payload: {
+                [key: string]: unknown;
+            };
+            /**
+             * Attempt List
+             * @description Its attempts, oldest first (the last 30).
+             */
+            attempt_list: components["schemas"]["AttemptOut"][];
+        };
+        /**
+         * ReplayedOut
+         * @example {
+         *       "replayed": 3
+         *     }
+         */
+        ReplayedOut: {
+            /**
+             * Replayed
+             * @description Deliveries made pending again, due now.
+             */
+            replayed: number;
+        };
+        /**
+         * ReplayIn
+         * @example {
+         *       "since": "2026-11-25T00:00:00Z"
+         *     }
+         */
+        ReplayIn: {
+            /**
+             * Since
+             * Format: date-time
+             * @description Replay the failed deliveries of events from this instant (RFC 3339) on.
+             */
+            since: string;
+            /**
+             * Until
+             * @description ...and before this one; omitted: up to now.
+             */
+            until?: string | null;
         };
     };
     responses: never;
@@ -2378,6 +4193,120 @@ export interface operations {
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    archive_api_end_competition: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                board: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeaderboardOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `board_not_found`, `game_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `not_endable` (docs/api.md says when). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -2996,6 +4925,845 @@ export interface operations {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    competitions_cohorts_api_cohorts: {
+        parameters: {
+            query?: {
+                offset?: number;
+                limit?: number;
+            };
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                board: string;
+                period: "daily" | "weekly" | "monthly" | "all-time" | "custom";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CohortsOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Not Found: `board_not_found`, `game_not_found`, `period_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `no_cohorts` (docs/api.md says when). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    competitions_cohorts_api_cohort: {
+        parameters: {
+            query?: {
+                offset?: number;
+                limit?: number;
+            };
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                board: string;
+                period: "daily" | "weekly" | "monthly" | "all-time" | "custom";
+                cohort: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CohortBoardOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Not Found: `board_not_found`, `cohort_not_found`, `game_not_found`, `period_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `no_cohorts` (docs/api.md says when). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    competitions_cohorts_api_cohorts_named: {
+        parameters: {
+            query?: {
+                offset?: number;
+                limit?: number;
+            };
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                board: string;
+                period: "daily" | "weekly" | "monthly" | "all-time" | "custom";
+                period_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CohortsOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Not Found: `board_not_found`, `game_not_found`, `period_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `no_cohorts` (docs/api.md says when). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    competitions_cohorts_api_cohort_named: {
+        parameters: {
+            query?: {
+                offset?: number;
+                limit?: number;
+            };
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                board: string;
+                period: "daily" | "weekly" | "monthly" | "all-time" | "custom";
+                period_id: string;
+                cohort: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CohortBoardOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Not Found: `board_not_found`, `cohort_not_found`, `game_not_found`, `period_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `no_cohorts` (docs/api.md says when). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    competitions_settlement_api_settlement_preview: {
+        parameters: {
+            query?: {
+                /** @description Only this cohort's entrants. */
+                cohort?: string | null;
+                /** @description Only this player. */
+                player_id?: string | null;
+                offset?: number;
+                limit?: number;
+            };
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                board: string;
+                period: "daily" | "weekly" | "monthly" | "all-time" | "custom";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettlementOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Not Found: `board_not_found`, `game_not_found`, `period_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `not_competing` (docs/api.md says when). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    competitions_settlement_api_settlement: {
+        parameters: {
+            query?: {
+                /** @description Only this cohort's entrants. */
+                cohort?: string | null;
+                /** @description Only this player. */
+                player_id?: string | null;
+                offset?: number;
+                limit?: number;
+            };
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                board: string;
+                period: "daily" | "weekly" | "monthly" | "all-time" | "custom";
+                period_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettlementOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Not Found: `board_not_found`, `game_not_found`, `not_settled`, `period_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `not_competing` (docs/api.md says when). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    competitions_rewards_api_player_rewards: {
+        parameters: {
+            query?: {
+                /** @description Only rewards that show this status now (pending: still claimable). */
+                status?: ("pending" | "claimed" | "expired") | null;
+                offset?: number;
+                limit?: number;
+            };
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                player_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerRewardsOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `game_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    competitions_rewards_api_claim_reward: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                grant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardGrantOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `game_not_found`, `reward_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Gone: `reward_expired` (docs/api.md says when). */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    competitions_rewards_api_player_league: {
+        parameters: {
+            query?: {
+                offset?: number;
+                limit?: number;
+            };
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                board: string;
+                player_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerLeagueOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Not Found: `board_not_found`, `game_not_found`, `not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `not_a_league` (docs/api.md says when). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -3809,6 +6577,8 @@ export interface operations {
             query: {
                 /** @description Comma-separated player ids, at most 100. */
                 ids: string;
+                /** @description board: ranks within the whole board; cohort: within the player's cohort (boards with cohorts, in their competing window). */
+                scope?: string;
             };
             header?: {
                 /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
@@ -3846,6 +6616,16 @@ export interface operations {
             };
             /** @description Not Found: `board_not_found`, `game_not_found`, `period_not_found` (docs/api.md says when). */
             404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `no_cohorts` (docs/api.md says when). */
+            409: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
@@ -3952,6 +6732,8 @@ export interface operations {
         parameters: {
             query?: {
                 radius?: number;
+                /** @description board: ranks within the whole board; cohort: within the player's cohort (boards with cohorts, in their competing window). */
+                scope?: string;
             };
             header?: {
                 /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
@@ -3990,6 +6772,16 @@ export interface operations {
             };
             /** @description Not Found: `board_not_found`, `game_not_found`, `not_found`, `period_not_found` (docs/api.md says when). */
             404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `no_cohorts` (docs/api.md says when). */
+            409: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
@@ -4099,6 +6891,8 @@ export interface operations {
             query: {
                 /** @description Comma-separated player ids, at most 100. */
                 ids: string;
+                /** @description board: ranks within the whole board; cohort: within the player's cohort (boards with cohorts, in their competing window). */
+                scope?: string;
             };
             header?: {
                 /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
@@ -4137,6 +6931,16 @@ export interface operations {
             };
             /** @description Not Found: `board_not_found`, `game_not_found`, `period_not_found` (docs/api.md says when). */
             404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `no_cohorts` (docs/api.md says when). */
+            409: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
@@ -4244,6 +7048,8 @@ export interface operations {
         parameters: {
             query?: {
                 radius?: number;
+                /** @description board: ranks within the whole board; cohort: within the player's cohort (boards with cohorts, in their competing window). */
+                scope?: string;
             };
             header?: {
                 /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
@@ -4283,6 +7089,16 @@ export interface operations {
             };
             /** @description Not Found: `board_not_found`, `game_not_found`, `not_found`, `period_not_found` (docs/api.md says when). */
             404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `no_cohorts` (docs/api.md says when). */
+            409: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
@@ -4379,6 +7195,1471 @@ export interface operations {
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    webhooks_api_list_webhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookListOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `game_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    webhooks_api_create_webhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookIn"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request`, `malformed_json` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `game_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Timeout: `body_timeout` (docs/api.md says when). */
+            408: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `webhook_limit` (docs/api.md says when). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large: `body_too_large` (docs/api.md says when). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    webhooks_api_event_log: {
+        parameters: {
+            query?: {
+                /** @description Events written from this instant on (RFC 3339). */
+                since?: string | null;
+                /** @description The `next_after` of the page before. */
+                after?: string | null;
+                /** @description Only these event types (repeat the parameter). */
+                type?: string[];
+                limit?: number;
+            };
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventLogOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `game_not_found`, `webhook_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    webhooks_api_get_webhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `game_not_found`, `webhook_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    webhooks_api_delete_webhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `game_not_found`, `webhook_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    webhooks_api_patch_webhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookPatch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request`, `malformed_json` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `game_not_found`, `webhook_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Timeout: `body_timeout` (docs/api.md says when). */
+            408: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large: `body_too_large` (docs/api.md says when). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    webhooks_api_rotate_secret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateIn"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request`, `malformed_json` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `game_not_found`, `webhook_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Timeout: `body_timeout` (docs/api.md says when). */
+            408: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large: `body_too_large` (docs/api.md says when). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    webhooks_api_test_webhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestSentOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `game_not_found`, `webhook_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `webhook_disabled` (docs/api.md says when). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    webhooks_api_list_deliveries: {
+        parameters: {
+            query?: {
+                status?: ("pending" | "delivered" | "failed") | null;
+                /** @description Deliveries of events from this instant on (RFC 3339). */
+                since?: string | null;
+                offset?: number;
+                limit?: number;
+            };
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryListOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `game_not_found`, `webhook_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    webhooks_api_get_delivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                endpoint_id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryDetailOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `game_not_found`, `webhook_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    webhooks_api_replay_delivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                endpoint_id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryListOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `game_not_found`, `webhook_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `webhook_disabled` (docs/api.md says when). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    webhooks_api_replay_failed: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplayIn"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayedOut"];
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request`, `malformed_json` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `scope`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `game_not_found`, `webhook_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Timeout: `body_timeout` (docs/api.md says when). */
+            408: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict: `webhook_disabled` (docs/api.md says when). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large: `body_too_large` (docs/api.md says when). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };

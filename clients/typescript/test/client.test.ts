@@ -1,7 +1,8 @@
 /**
  * The TypeScript client against the real server. tests/clients/test_typescript_client.py
  * starts the server and runs `npm test` with LB_URL, LB_GAME, LB_SUBMIT_KEY, LB_MANAGE_KEY and
- * LB_SLOW_KEY (a key allowed 60 requests a minute) set.
+ * LB_SLOW_KEY (a key allowed 60 requests a minute) set, after settling a season board, "spring"
+ * (sam 3, tom 2, uma 1; the top two rewarded), as its close job would.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -21,6 +22,33 @@ const lb = new LeaderboardClient({ baseUrl, game, apiKey: env("LB_SUBMIT_KEY") }
 function isScore(result: BatchResult): result is ScoreResult {
   return "player_id" in result;
 }
+
+async function putBoard(slug: string, settings: Record<string, unknown>): Promise<void> {
+  const made = await fetch(`${baseUrl}/api/v1/games/${game}/leaderboards/${slug}`, {
+    method: "PUT",
+    headers: { Authorization: `Bearer ${env("LB_MANAGE_KEY")}`, "Content-Type": "application/json" },
+    body: JSON.stringify(settings),
+  });
+  assert.equal(made.status, 200, await made.text());
+}
+
+async function play(board: string, scores: Record<string, number>): Promise<void> {
+  for (const [player, score] of Object.entries(scores)) {
+    await lb.join(board, player);
+    await lb.submitScore(board, player, score);
+  }
+}
+
+// A weekly cup in cohorts of two, first come, each cohort's winner rewarded.
+const CUP = {
+  name: "Cup",
+  mode: "best",
+  order: "desc",
+  windows: ["weekly"],
+  entry: "join",
+  cohort_size: 2,
+  rewards: [{ from_rank: 1, reward: { coins: 5 } }],
+};
 
 test("it submits and reads every way", async () => {
   const first = await lb.submitScore("main", "ada", 1200, { displayName: "Ada", metadata: { car: "mx-5" } });
@@ -51,7 +79,8 @@ test("it reads games, boards, presence and archives, and makes link codes", asyn
   assert.equal((await lb.playerPresence("ada")).online, true);
   assert.ok((await lb.games()).some((g) => g.slug === game));
   assert.equal((await lb.gameInfo()).slug, game);
-  assert.deepEqual((await lb.leaderboards()).map((b) => b.slug).sort(), ["kills", "main"]);
+  const boards = (await lb.leaderboards()).map((b) => b.slug);
+  assert.ok(["kills", "main"].every((slug) => boards.includes(slug))); // and those other tests made
   assert.deepEqual(await lb.archivedPeriods("main", { period: "daily" }), { total: 0, periods: [] });
   const code = await lb.linkCode("ada");
   assert.equal(code.code.length, 8);
@@ -95,6 +124,111 @@ test("it joins a competing board and grants attempts", async () => {
   assert.deepEqual([granted.extra, granted.used, granted.left], [1, 1, 1]);
 });
 
+test("it lists and claims rewards, and reads a league", async () => {
+  // tests/clients/test_typescript_client.py granted ada a reward this week and bob one 31 days ago.
+  const pending = await lb.rewards("ada", { status: "pending" });
+  assert.equal(pending.total, 1);
+  const reward = pending.rewards[0]!;
+  assert.deepEqual([reward.reward, reward.status, reward.claimed_at], [{ coins: 500 }, "pending", null]);
+  const claimed = await lb.claim(reward.grant_id);
+  assert.equal(claimed.status, "claimed");
+  assert.deepEqual(await lb.claim(reward.grant_id), claimed);
+  assert.deepEqual((await lb.rewards("ada", { status: "claimed" })).rewards.map((r) => r.grant_id), [reward.grant_id]);
+  const expired = (await lb.rewards("bob")).rewards[0]!;
+  assert.equal(expired.status, "expired");
+  await assert.rejects(lb.claim(expired.grant_id), { status: 410, code: "reward_expired" });
+  await assert.rejects(lb.claim(`grant_${"x".repeat(22)}`), { status: 404, code: "reward_not_found" });
+  await assert.rejects(lb.league("prizes", "ada"), { status: 409, code: "not_a_league" });
+  const tiers = [
+    { slug: "bronze", name: "Bronze", promote: "3" },
+    { slug: "silver", name: "Silver", demote: "3" },
+  ];
+  const ladder = { name: "Ladder", mode: "best", order: "desc", windows: ["weekly"], cohort_size: 30, cohort_by: "tier", tiers };
+  const made = await fetch(`${baseUrl}/api/v1/games/${game}/leaderboards/ladder`, {
+    method: "PUT",
+    headers: { Authorization: `Bearer ${env("LB_MANAGE_KEY")}`, "Content-Type": "application/json" },
+    body: JSON.stringify(ladder),
+  });
+  assert.equal(made.status, 200);
+  const league = await lb.league("ladder", "ada");
+  assert.deepEqual([league.tier, league.since_period_id, league.history], [{ slug: "bronze", name: "Bronze" }, null, []]);
+});
+
+test("it races in cohorts and reads each way within them", async () => {
+  await putBoard("cohort-cup", CUP);
+  await play("cohort-cup", { ada: 10, bob: 20, cy: 5, dee: 30 }); // cohort 1: ada, bob; 2: cy, dee
+  const listed = await lb.cohorts("cohort-cup", "weekly");
+  assert.deepEqual([listed.cohort_size, listed.entrants, listed.held, listed.total], [2, 4, 0, 2]);
+  assert.deepEqual(listed.cohorts.map((c) => [c.cohort, c.tier, c.size]), [["1", null, 2], ["2", null, 2]]);
+  const second = await lb.cohort("cohort-cup", "weekly", "2");
+  assert.deepEqual(second.entries.map((e) => [e.player_id, e.rank]), [["dee", 1], ["cy", 2]]);
+  assert.deepEqual([second.cohort, second.cohort_size], ["2", 2]);
+  const cy = await lb.standing("cohort-cup", "weekly", "cy");
+  assert.deepEqual([cy.rank, cy.cohort, cy.cohort_rank, cy.cohort_size], [4, "2", 2, 2]);
+  const around = await lb.around("cohort-cup", "weekly", "cy", { radius: 1, scope: "cohort" });
+  assert.deepEqual([around.entries.map((e) => e.player_id), around.cohort], [["dee", "cy"], "2"]);
+  const friends = await lb.friends("cohort-cup", "weekly", ["ada", "cy", "zed"], { scope: "cohort" });
+  assert.deepEqual(friends.entries.map((e) => [e.player_id, e.rank]), [["ada", 2], ["cy", 2]]);
+  assert.deepEqual([friends.cohorts, friends.missing], [{ ada: "1", cy: "2" }, ["zed"]]);
+  const preview = await lb.settlementPreview("cohort-cup", "weekly");
+  assert.deepEqual([preview.preview, preview.settled_at, preview.cohorts, preview.granted], [true, null, 2, 2]);
+  assert.deepEqual(
+    preview.entries.map((e) => [e.player_id, e.cohort, e.rank, e.reward]),
+    [["bob", "1", 1, { coins: 5 }], ["ada", "1", 2, null], ["dee", "2", 1, { coins: 5 }], ["cy", "2", 2, null]],
+  );
+  const dee = await lb.settlementPreview("cohort-cup", "weekly", { playerId: "dee" });
+  assert.deepEqual([dee.total, dee.entries.map((e) => e.player_id)], [1, ["dee"]]);
+  const board = (await lb.leaderboards()).find((b) => b.slug === "cohort-cup");
+  const rules = [board?.cohort_size, board?.cohort_fill, board?.rewards[0]?.reward];
+  assert.deepEqual(rules, [2, "first_come", { coins: 5 }]);
+  const period = board?.competition?.period;
+  assert.ok(period && period.settles_at === period.ends_at && period.cohorts_at === null);
+  await assert.rejects(lb.cohorts("main", "daily"), { status: 409, code: "no_cohorts" });
+});
+
+test("it joins with a rating where cohorts are bands of it", async () => {
+  // Balanced rating bands, drawn when entry closes: at the week's end here, so all are held.
+  const bands = { ...CUP, cohort_fill: "balanced", cohort_by: "rating", entry_window_secs: 7 * 86400, rewards: [] };
+  await putBoard("bands", bands);
+  const entry = await lb.join("bands", "ada", { displayName: "Ada", rating: 1450 });
+  assert.deepEqual([entry.cohort, entry.tier, entry.entrants], [null, null, 1]);
+  await assert.rejects(lb.join("bands", "bob"), { status: 422, code: "invalid", field: "rating" });
+  const listed = await lb.cohorts("bands", "weekly");
+  assert.deepEqual([listed.entrants, listed.held, listed.total], [1, 1, 0]);
+});
+
+test("it ends a season and reads how it settled", async () => {
+  const spring = await lb.settlement("spring", "all-time", "all-time");
+  assert.deepEqual([spring.preview, spring.entrants, spring.granted], [false, 3, 2]);
+  assert.ok(spring.settled_at);
+  assert.deepEqual(
+    spring.entries.map((e) => [e.player_id, e.rank, e.reward]),
+    [["sam", 1, { badge: "spring" }], ["tom", 2, { badge: "spring" }], ["uma", 3, null]],
+  );
+  const uma = await lb.settlement("spring", "all-time", "all-time", { playerId: "uma" });
+  assert.deepEqual(uma.entries.map((e) => [e.player_id, e.score]), [["uma", 1]]);
+
+  const now = Date.now();
+  const summer = {
+    name: "Summer cup",
+    mode: "best",
+    order: "desc",
+    windows: ["all-time"],
+    starts_at: new Date(now - 3_600_000).toISOString(),
+    ends_at: new Date(now + 86_400_000).toISOString(),
+    entry: "join",
+  };
+  await putBoard("summer", summer);
+  await play("summer", { vic: 1 });
+  await assert.rejects(lb.end("summer"), { status: 403, code: "scope" });
+  const ops = new LeaderboardClient({ baseUrl, game, apiKey: env("LB_MANAGE_KEY") });
+  const ended = await ops.end("summer");
+  assert.equal(ended.open, false);
+  assert.ok(ended.ends_at && Date.parse(ended.ends_at) < now + 3_600_000);
+  await assert.rejects(ops.end("summer"), { status: 409, code: "not_endable" });
+  await assert.rejects(lb.settlement("summer", "all-time", "all-time"), { status: 404, code: "not_settled" });
+});
+
 test("it throws the API's errors with their codes", async () => {
   await assert.rejects(lb.submitScore("main", "not valid!", 1), (error: unknown) => {
     assert.ok(error instanceof LeaderboardError);
@@ -132,4 +266,7 @@ test("it says so when nothing answers, after retrying a read", async () => {
   calls.length = 0;
   await assert.rejects(dead.reportPresence({ online: ["ada"] }), { status: 0 });
   assert.equal(calls.length, 1); // an unkeyed write that may have been applied is sent once
+  calls.length = 0;
+  await assert.rejects(dead.claim(`grant_${"x".repeat(22)}`), { status: 0 });
+  assert.equal(calls.length, 3); // a claim is answered alike when repeated: retried
 });

@@ -6,7 +6,8 @@ const FLIP_DURATION_MS = 350;
 
 // Patches a table.board in place: rows are keyed by data-player-id and keep their DOM
 // nodes, moved rows slide to their new place (FLIP), new rows fade in, changed scores
-// flash. options: slug, period, highlight (a player id or null).
+// flash. options: slug, period, board (the board its links name, or null), highlight (a player
+// id or null).
 // A row's score as shown: the live message's formatted value, else the page board's format.
 function shownScore(entry) {
   return typeof entry.shown === "string" ? entry.shown : formatScore(entry.score);
@@ -49,7 +50,7 @@ export function boardTable(table, options) {
     rankCell.appendChild(el("span", "rank rank-" + entry.rank, String(entry.rank)));
     var nameCell = el("td");
     var link = el("a", "player", entry.display_name || entry.player_id);
-    link.href = playerHref(options.slug, entry.player_id, options.period);
+    link.href = playerHref(options.slug, entry.player_id, options.period, options.board);
     nameCell.appendChild(link);
     const meta = formatMetadata(entry.metadata);
     if (meta) nameCell.appendChild(el("span", "entry-meta", meta));

@@ -58,13 +58,17 @@ export function plural(count, word) {
   return formatCount(count) + " " + word + (count === 1 ? "" : "s");
 }
 
-export function playerHref(slug, playerId, period) {
+// A player's page on the page's board: `board` names it (as the server's links do) unless it is
+// the game's first board, which a link without one opens.
+export function playerHref(slug, playerId, period, board) {
   return (
     "/games/" +
     encodeURIComponent(slug) +
     "/players/" +
     encodeURIComponent(playerId) +
-    "/?period=" +
+    "/?" +
+    (board ? "board=" + encodeURIComponent(board) + "&" : "") +
+    "period=" +
     encodeURIComponent(period)
   );
 }

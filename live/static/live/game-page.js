@@ -1,6 +1,8 @@
-// The game page: its board, who is online, the signed-in player's pinned rank.
+// The game page: its board, who is online, the signed-in player's pinned rank, and a competing
+// board's cohort table.
 
 import { boardTable } from "./board.js";
+import { cohortPanel } from "./cohort.js";
 import { connection, statusIndicator } from "./connection.js";
 import { boardPath, cleanEntries, el, formatScore, getJSON, isNewerPeriod, plural, positiveInt, setText } from "./dom.js";
 import { presencePanel } from "./presence.js";
@@ -59,6 +61,8 @@ export function gamePage(root) {
   var limitMax = positiveInt(root.getAttribute("data-live-limit-max"), 100);
   var offset = (page - 1) * pageSize;
   var me = root.getAttribute("data-me");
+  // The board links name, as the server's do (none for the game's first board).
+  var boardLink = root.getAttribute("data-board-link");
   var indicator = statusIndicator(document.querySelector("[data-live-status]"));
   // The socket carries the top rows only; deeper pages stay as rendered (the socket
   // still opens: it carries presence, and it is what shows a linked user online).
@@ -68,9 +72,15 @@ export function gamePage(root) {
   var table = root.querySelector("table.board");
   var empty = root.querySelector("[data-live-empty]");
   var pager = root.querySelector("[data-live-pager]");
-  var rows = boardTable(table, { slug: slug, period: period, highlight: me });
-  var presence = presencePanel({ slug: slug, period: period, rows: rows, onChange: null });
-  var recent = recentPanel({ slug: slug, period: period, limit: positiveInt(root.getAttribute("data-recent-limit"), 15) });
+  var rows = boardTable(table, { slug: slug, period: period, board: boardLink, highlight: me });
+  var presence = presencePanel({ slug: slug, period: period, board: boardLink, rows: rows, onChange: null });
+  var recent = recentPanel({
+    slug: slug,
+    period: period,
+    board: boardLink,
+    limit: positiveInt(root.getAttribute("data-recent-limit"), 15),
+  });
+  var cohort = cohortPanel(document.querySelector("[data-live-cohort]"), { slug: slug, leaderboard: leaderboard, me: me });
   var pinned = pinnedRank(root, me, period);
   var version = -1;
 
@@ -134,15 +144,19 @@ export function gamePage(root) {
       version = -1; // a new socket's snapshot is the board as it is now
       presence.start(send);
       recent.start(send);
+      // The player messages of the signed-in player keep their pinned rank current; followed
+      // first, they are also who the cohort view "mine" is.
+      if (me && (boardLive || (cohort && cohort.follows))) send({ action: "follow", player_ids: [me] });
+      if (cohort) cohort.start(send);
       if (!boardLive) return;
       send({ action: "subscribe", leaderboard: leaderboard, period: period, limit: offset + pageSize });
-      // The player messages of the signed-in player keep their pinned rank current.
-      if (me) send({ action: "follow", player_ids: [me] });
     },
     onMessage: function (message) {
       if (message.type === "presence") return presence.handle(message);
       if (message.type === "recent") return recent.handle(message);
       if (message.type === "player") return pinned.player(message);
+      if (cohort && message.type === "standings" && "cohort" in message) return cohort.handle(message);
+      if (cohort && message.type === "reset") cohort.reset(message);
       if (message.period !== period || !boardLive) return;
       if (message.type === "standings") {
         if (typeof message.version !== "number") return;
@@ -161,7 +175,7 @@ export function gamePage(root) {
       }
     },
     poll: function (isLive) {
-      var presenceRead = Promise.all([presence.poll(), recent.poll()]);
+      var presenceRead = Promise.all([presence.poll(), recent.poll(), cohort ? cohort.poll(isLive) : null]);
       if (!boardLive) return presenceRead;
       var url = boardPath(slug, leaderboard, period, "?limit=" + pageSize + (offset ? "&offset=" + offset : ""));
       return Promise.all([

@@ -35,7 +35,9 @@ export function playerPage(root) {
   });
   var around = document.querySelector("[data-live-around]");
   var aroundTable = around && around.querySelector("table.board");
-  var aroundRows = aroundTable && boardTable(aroundTable, { slug: slug, period: shownPeriod, highlight: playerId });
+  var boardLink = root.getAttribute("data-board-link");
+  var aroundRows =
+    aroundTable && boardTable(aroundTable, { slug: slug, period: shownPeriod, board: boardLink, highlight: playerId });
   var presenceNode = document.querySelector("[data-player-presence]");
 
   // "Online now", or "Last seen <relative time>" (site.js keeps the relative text current).

@@ -8,7 +8,8 @@ const PRESENCE_LIST_DEFAULT = 20;
 // "N players online · M watching", the list of who is online, and the dots of a board.
 // Messages: {"type": "presence", version, online, watching, snapshot, joined, left};
 // a snapshot's `joined` is the first page of online players, most recent first.
-// options: slug, period, rows (a boardTable or null), onChange(message) or null.
+// options: slug, period, board (the board links name, or null), rows (a boardTable or null),
+// onChange(message) or null.
 export function presencePanel(options) {
   var summary = document.querySelector("[data-presence-summary]");
   var panel = document.querySelector("[data-presence-panel]");
@@ -28,7 +29,7 @@ export function presencePanel(options) {
     li.setAttribute("data-player-id", player.player_id);
     li.appendChild(el("span", "presence-dot"));
     var link = el("a", null, player.display_name || player.player_id);
-    link.href = playerHref(options.slug, player.player_id, options.period);
+    link.href = playerHref(options.slug, player.player_id, options.period, options.board);
     li.appendChild(link);
     var seen = el("time", null, "just now");
     seen.setAttribute("datetime", player.last_seen);

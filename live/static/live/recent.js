@@ -36,7 +36,7 @@ export function recentPanel(options) {
     li.setAttribute("data-key", itemKey(item));
     li.setAttribute("data-player-id", item.player_id);
     const link = el("a", null, item.display_name || item.player_id);
-    link.href = playerHref(options.slug, item.player_id, options.period);
+    link.href = playerHref(options.slug, item.player_id, options.period, options.board);
     li.appendChild(link);
     // The socket's item names its score in its own board's format (the list mixes boards).
     li.appendChild(el("span", "score", typeof item.shown === "string" ? item.shown : formatScore(item.score)));

@@ -6,11 +6,12 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from core import clock, keys
+from core import clock, competition_rules, keys
 from core.config import BoardConfig
 from core.redis import get_redis
+from games import periods
 
-from .services import current_spot
+from ..services.entry import current_spot
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,17 @@ class Phase:
     max_attempts: int | None
     entry_closes_at: dt.datetime | None
     ends_at: dt.datetime | None
+    cohort_size: int | None = None
+    balanced: bool = False
+    cohorts_at: dt.datetime | None = None  # balanced: when the entrants are split
+    # When the period settles, only where that is after its end (a review buffer): otherwise
+    # "ends" says it, and a page need not say the same instant twice.
+    settles_at: dt.datetime | None = None
+
+    @property
+    def cohorts_pending(self) -> bool:
+        """Whether a balanced split is still to come (its entrants are held until then)."""
+        return self.cohorts_at is not None and clock.now() < self.cohorts_at
 
     @property
     def entry_open(self) -> bool:
@@ -48,4 +60,8 @@ async def competition_phase(*, board: BoardConfig) -> Phase | None:
         max_attempts=spot.competition.max_attempts,
         entry_closes_at=spot.closes_at,
         ends_at=spot.period.ends_at,
+        cohort_size=spot.competition.cohort_size,
+        balanced=spot.competition.cohort_fill == competition_rules.BALANCED,
+        cohorts_at=periods.cohorts_formed_at(spot.period, spot.competition),
+        settles_at=periods.settles_at(spot.period, spot.competition) if spot.competition.settle_delay_secs else None,
     )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from core import clock, errors, keys
+from core import clock, competition_rules, errors, worksets
 from core.competition_rules import Competition
 from core.config import BoardConfig, GameConfig
 from core.errors import ServiceError
@@ -20,9 +20,9 @@ from core.models import PLAYER_ID_MESSAGE, is_player_id
 from core.redis import get_redis
 from games import periods
 from games.services import players as player_services
-from games.services.scores import LEDGER_FULL_RETRY_SECS, board_closed
+from games.services.scores import LEDGER_FULL_RETRY_SECS, board_closed, cohort_gate
 
-from . import scripts
+from .. import scripts
 
 # Extra attempts one player may be granted in one period, in all: a studio's "one more try"
 # many times over, and a bound that keeps a runaway client from making the limit meaningless.
@@ -39,6 +39,8 @@ class Entry:
     entrants: int
     attempts_used: int
     attempts_left: int | None  # None: unlimited
+    cohort: str | None  # its id; None without cohorts, or until a balanced split
+    tier: str | None  # the tier the player races in (a league), else None
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,8 @@ def _open_board(board: BoardConfig, player_id: str, now: dt.datetime) -> Spot:
 
 
 def _refusal(refused: scripts.JoinRefused, spot: Spot) -> ServiceError:
+    if refused.reason == "rating_required":
+        return errors.invalid("rating", "This board's cohorts are bands of rating: give the player's rating.")
     if refused.reason == "hidden":
         return errors.player_hidden(message="This player is hidden and cannot join.")
     if refused.reason == "entry_closed":
@@ -80,21 +84,31 @@ def _refusal(refused: scripts.JoinRefused, spot: Spot) -> ServiceError:
     return errors.ledger_full(retry_secs=LEDGER_FULL_RETRY_SECS)
 
 
-async def _attempts(spot: Spot, player_id: str) -> tuple[int, int | None]:
-    """(used, left) for the player in the spot's period."""
-    board_key = spot.script.board_key
-    pipe = get_redis().pipeline(transaction=False)
-    pipe.hget(keys.entry_tries(board_key), player_id)
-    pipe.hget(keys.entry_extra(board_key), player_id)
-    used, extra = (int(v or 0) for v in await pipe.execute())
-    limit = spot.competition.max_attempts
-    return used, None if limit is None else max(0, limit + extra - used)
+def _rating(spot: Spot, rating: int | None) -> int | None:
+    """The rating a join gives: refused where cohorts are not bands of rating. Where they are, a
+    new entrant without one is refused by the join script (one who joined already has it)."""
+    by_rating = spot.competition.cohort_by == competition_rules.BY_RATING
+    if rating is not None and not by_rating:
+        raise errors.invalid("rating", "This board's cohorts are not by rating: leave rating out.")
+    bound = competition_rules.RATING_MAX
+    if rating is not None and (type(rating) is not int or not -bound <= rating <= bound):
+        raise errors.invalid("rating", f"A whole number from -{bound:,} to {bound:,}.")
+    return rating
 
 
-async def entry_join(*, game: GameConfig, board: BoardConfig, player_id: str, display_name: str | None = None) -> Entry:
-    """Enter ``player_id`` in the board's current competing period (the same entry when they had)."""
+async def entry_join(
+    *,
+    game: GameConfig,
+    board: BoardConfig,
+    player_id: str,
+    display_name: str | None = None,
+    rating: int | None = None,
+) -> Entry:
+    """Enter ``player_id`` in the board's current competing period (the same entry when they had),
+    in a cohort where the board has them (first come, or after a balanced split)."""
     now = clock.now()
     spot = _open_board(board, player_id, now)
+    rating = _rating(spot, rating)
     result = await scripts.entry_join(
         get_redis(),
         spot=spot.script,
@@ -104,12 +118,20 @@ async def entry_join(*, game: GameConfig, board: BoardConfig, player_id: str, di
         closes_ms=None if spot.closes_at is None else clock.to_ms(spot.closes_at),
         ledger_cap=settings.LEDGER_STREAM_MAXLEN,
         grace_ms=settings.ARCHIVE_GRACE_SECS * 1000,
+        rating=rating,
+        needs_rating=spot.competition.cohort_by == competition_rules.BY_RATING,
+        cohorts=cohort_gate(spot.competition, spot.period),
     )
     if isinstance(result, scripts.JoinRefused):
         raise _refusal(result, spot)
+    if result.created:
+        # The join is in the ledger and the period has a close job: the background runs must
+        # know, as they do after a score (a join-only period still closes and settles on time).
+        await worksets.mark_boards([board], now, periods.board_current)
     if display_name:
         await player_services.names_write(slug=game.slug, mode="set", names=[(player_id, display_name, True)])
-    used, left = await _attempts(spot, player_id)
+    limit, used = spot.competition.max_attempts, result.attempts_used
+    left = None if limit is None else max(0, limit + result.attempts_extra - used)
     return Entry(
         period_id=spot.period.id,
         entered_at=clock.from_ms(result.entered_ms),
@@ -117,6 +139,8 @@ async def entry_join(*, game: GameConfig, board: BoardConfig, player_id: str, di
         entrants=result.entrants,
         attempts_used=used,
         attempts_left=left,
+        cohort=None if result.cohort is None else competition_rules.cohort_name(result.cohort, spot.competition.tiers),
+        tier=None if result.cohort is None else competition_rules.cohort_tier(result.cohort, spot.competition.tiers),
     )
 
 
@@ -144,6 +168,8 @@ async def attempts_grant(*, board: BoardConfig, player_id: str, add: int) -> Att
         now_ms=clock.to_ms(now),
         ledger_cap=settings.LEDGER_STREAM_MAXLEN,
     )
+    if isinstance(result, scripts.Attempts):
+        await worksets.mark_boards([board], now, periods.board_current)
     if isinstance(result, scripts.AttemptsRefused) and result.reason == "ledger_full":
         raise errors.ledger_full(retry_secs=LEDGER_FULL_RETRY_SECS)
     if isinstance(result, scripts.AttemptsRefused):

@@ -1,4 +1,5 @@
-"""Bulk writes for the ledger drain and the archive: PostgreSQL COPY, SQLite executemany.
+"""Bulk writes of many rows (the ledger drain, the archive, a competition's settlement and the
+events it emits): PostgreSQL COPY, SQLite executemany.
 
 Rows are plain tuples in the order of ``columns`` (no model instances: building them
 cost more than the insert). Both keep the callers' duplicate rules exactly:
@@ -6,7 +7,9 @@ cost more than the insert). Both keep the callers' duplicate rules exactly:
 - ``update=()`` stores the rows whose ``conflict`` key is not in the table yet and
   drops the others (a re-delivered ledger entry is stored once);
 - ``update=(columns...)`` overwrites those columns of the rows already there (an
-  archive run over an earlier run's rows).
+  archive run over an earlier run's rows); ``update_sql`` gives some of them an SQL
+  expression of the row there (``{table}``) and the new one (``EXCLUDED``) instead of
+  the new value (a league standing that keeps its ``since`` while its tier stays).
 
 On PostgreSQL, a caller that knows none of the keys can be there yet (``fresh``: new
 ledger entries, the first run of an archive) gets a plain COPY into the table; should
@@ -22,7 +25,7 @@ refused rows aside as they do for the ORM.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
@@ -43,54 +46,66 @@ def insert_rows(
     rows: Sequence[Row],
     conflict: Sequence[str],
     update: Sequence[str] = (),
+    update_sql: Mapping[str, str] | None = None,
     fresh: bool = False,
-) -> None:
-    """Write ``rows`` into ``model``'s table (inside the caller's transaction, if any)."""
+) -> int:
+    """Write ``rows`` into ``model``'s table (inside the caller's transaction, if any); returns
+    how many rows were inserted or updated (a row its conflict left alone does not count)."""
     if not rows:
-        return
+        return 0
     table = model._meta.db_table
+    on_conflict = _on_conflict(table, conflict, update, update_sql or {})
     if connection.vendor == "postgresql":
-        _postgres(table, columns, rows, conflict, update, fresh)
-    else:
-        _executemany(table, columns, rows, conflict, update)
+        return _postgres(table, columns, rows, on_conflict, fresh)
+    return _executemany(table, columns, rows, on_conflict)
 
 
-def _on_conflict(columns: Sequence[str], conflict: Sequence[str], update: Sequence[str]) -> str:
+def copy_rows(*, model: type[Model], columns: Sequence[str], rows: Iterable[Row], batch: int) -> int:
+    """Write brand-new ``rows`` into ``model``'s table as the iterable yields them: on PostgreSQL
+    one COPY, which stores each row while the caller computes the next (so the database's work
+    and the caller's overlap); on SQLite a prepared INSERT per ``batch`` rows. For rows that
+    cannot be there yet (a new parent's children): a conflict is an IntegrityError, and the
+    caller's transaction rolls back. Returns how many."""
+    if connection.vendor == "postgresql":
+        return _copy(model._meta.db_table, columns, rows)
+    written, chunk = 0, []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == batch:
+            written += _executemany(model._meta.db_table, columns, chunk, "")
+            chunk = []
+    return written + (_executemany(model._meta.db_table, columns, chunk, "") if chunk else 0)
+
+
+def _on_conflict(table: str, conflict: Sequence[str], update: Sequence[str], update_sql: Mapping[str, str]) -> str:
     qn = connection.ops.quote_name
     target = ", ".join(qn(c) for c in conflict)
     if not update:
         return f"ON CONFLICT ({target}) DO NOTHING"
-    return f"ON CONFLICT ({target}) DO UPDATE SET " + ", ".join(f"{qn(c)} = EXCLUDED.{qn(c)}" for c in update)
+    sets = (
+        f"{qn(c)} = {update_sql[c].format(table=qn(table))}" if c in update_sql else f"{qn(c)} = EXCLUDED.{qn(c)}"
+        for c in update
+    )
+    return f"ON CONFLICT ({target}) DO UPDATE SET " + ", ".join(sets)
 
 
-def _executemany(
-    table: str, columns: Sequence[str], rows: Sequence[Row], conflict: Sequence[str], update: Sequence[str]
-) -> None:
+def _executemany(table: str, columns: Sequence[str], rows: Sequence[Row], on_conflict: str) -> int:
     qn = connection.ops.quote_name
     marks = ", ".join(["%s"] * len(columns))
-    sql = (
-        f"INSERT INTO {qn(table)} ({', '.join(qn(c) for c in columns)}) VALUES ({marks}) "
-        f"{_on_conflict(columns, conflict, update)}"
-    )
+    sql = f"INSERT INTO {qn(table)} ({', '.join(qn(c) for c in columns)}) VALUES ({marks}) {on_conflict}"
     adapt = connection.ops.adapt_datetimefield_value
     with connection.cursor() as cursor:
         # Datetimes as Django stores them in SQLite (naive UTC text).
         cursor.executemany(sql, [tuple(adapt(v) if isinstance(v, dt.datetime) else v for v in row) for row in rows])
+        return int(cursor.rowcount)
 
 
-def _postgres(
-    table: str,
-    columns: Sequence[str],
-    rows: Sequence[Row],
-    conflict: Sequence[str],
-    update: Sequence[str],
-    fresh: bool,
-) -> None:
+def _postgres(table: str, columns: Sequence[str], rows: Sequence[Row], on_conflict: str, fresh: bool) -> int:
     if fresh:
         try:
             with transaction.atomic():
                 _copy(table, columns, rows)
-            return
+            return len(rows)
         except IntegrityError:
             pass  # a key was there after all: the staged way below drops or updates it
     staging = f"bulk_{table}"[:63]
@@ -105,15 +120,16 @@ def _postgres(
         )
         cursor.execute(f"TRUNCATE {qn(staging)}")
         _copy(staging, columns, rows)
-        cursor.execute(
-            f"INSERT INTO {qn(table)} ({names}) SELECT {names} FROM {qn(staging)} "
-            f"{_on_conflict(columns, conflict, update)}"
-        )
+        cursor.execute(f"INSERT INTO {qn(table)} ({names}) SELECT {names} FROM {qn(staging)} {on_conflict}")
+        return int(cursor.rowcount)
 
 
-def _copy(table: str, columns: Sequence[str], rows: Sequence[Row]) -> None:
+def _copy(table: str, columns: Sequence[str], rows: Iterable[Row]) -> int:
     qn = connection.ops.quote_name
     statement = f"COPY {qn(table)} ({', '.join(qn(c) for c in columns)}) FROM STDIN"
+    written = 0
     with connection.cursor() as cursor, connection.wrap_database_errors, cursor.cursor.copy(statement) as copy:
         for row in rows:
             copy.write_row(row)
+            written += 1
+    return written
