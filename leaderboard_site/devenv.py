@@ -222,56 +222,88 @@ def run() -> int:
     return 0
 
 
+def _test_workers(env: dict[str, str], pytest_args: list[str]) -> int:
+    """How many pytest processes share the suite: TEST_WORKERS, else one more than the cores
+    (most of a test's time is spent waiting on servers, browsers and Redis, not computing);
+    1 when the caller chose the Redis (TEST_REDIS_URL: one database the suite flushes) or
+    asked for a few tests by node id or ``-x``/``--pdb`` (a failure then stops where it is)."""
+    if env.get("TEST_REDIS_URL") or any(a in ("-x", "--exitfirst", "--pdb") for a in pytest_args):
+        return 1
+    if any("::" in a for a in pytest_args):
+        return 1
+    return _count(env, "TEST_WORKERS", (os.cpu_count() or 1) + 1, 1)
+
+
+def _pytest(env: dict[str, str], pytest_args: list[str], worker_envs: list[dict[str, str]]) -> int:
+    """pytest, spread over one process per entry of ``worker_envs`` (each entry: the Redis and
+    directories of that process alone, applied by tests/worker_env.py before Django starts)."""
+    args = [PYTHON, "-m", "pytest"]
+    # The controller of several workers runs no test, but loads the same settings and conftest.
+    env.update(worker_envs[0])
+    if len(worker_envs) > 1:
+        env["TEST_WORKER_ENVS"] = json.dumps(worker_envs)
+        # A module's tests stay in one process: module fixtures (a browser, a server) start once.
+        args += ["-p", "tests.worker_env", "-n", str(len(worker_envs)), "--dist", "loadfile"]
+    return subprocess.run([*args, *pytest_args], env=env, cwd=BASE_DIR).returncode
+
+
 def test(pytest_args: list[str]) -> int:
     env = dict(os.environ)
+    # The suite runs with development settings (production is the default).
+    env.setdefault("DEBUG", "1")
     started: list[subprocess.Popen[bytes]] = []
     try:
         with tempfile.TemporaryDirectory(prefix="lb-test-redis-") as data_dir:
-            if not env.get("TEST_REDIS_URL"):
+            if env.get("TEST_REDIS_URL"):
+                return _pytest(env, pytest_args, [{"REDIS_URL": env["TEST_REDIS_URL"]}])
+            worker_envs = []
+            for n in range(_test_workers(env, pytest_args)):
                 redis_port = processes.free_port()
-                started.append(processes.start_embedded_redis(port=redis_port, data_dir=Path(data_dir), durable=False))
-                env["TEST_REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
-            env["REDIS_URL"] = env["TEST_REDIS_URL"]
-            # The suite runs with development settings (production is the default).
-            env.setdefault("DEBUG", "1")
-            return subprocess.run([PYTHON, "-m", "pytest", *pytest_args], env=env, cwd=BASE_DIR).returncode
+                worker_dir = Path(data_dir) / f"w{n}"
+                started.append(processes.start_embedded_redis(port=redis_port, data_dir=worker_dir, durable=False))
+                url = f"redis://127.0.0.1:{redis_port}/0"
+                worker_envs.append({"TEST_REDIS_URL": url, "REDIS_URL": url, "VAR_DIR": str(worker_dir / "var")})
+            return _pytest(env, pytest_args, worker_envs)
     finally:
         processes.stop(started)
 
 
 def test_cluster(pytest_args: list[str]) -> int:
     """The whole suite against a Redis Cluster of 3 masters and 3 replicas on loopback, with
-    a standalone Redis beside it for the channel layer and Celery's broker."""
+    a standalone Redis beside it for the channel layer and Celery's broker (one of each per
+    pytest process)."""
     from . import localcluster
 
     env = dict(os.environ)
+    env.setdefault("DEBUG", "1")
+    env["REDIS_CLUSTER"] = "true"
     started: list[subprocess.Popen[bytes]] = []
-    cluster: localcluster.LocalCluster | None = None
+    clusters: list[localcluster.LocalCluster] = []
     try:
         with tempfile.TemporaryDirectory(prefix="lb-test-cluster-") as data_dir:
-            cluster = localcluster.start(Path(data_dir) / "cluster", masters=3, replicas=1)
-            standalone_port = processes.free_port()
-            (Path(data_dir) / "standalone").mkdir()
-            started.append(
-                processes.start_embedded_redis(
-                    port=standalone_port, data_dir=Path(data_dir) / "standalone", durable=False
+            worker_envs = []
+            for n in range(_test_workers({k: v for k, v in env.items() if k != "TEST_REDIS_URL"}, pytest_args)):
+                worker_dir = Path(data_dir) / f"w{n}"
+                cluster = localcluster.start(worker_dir / "cluster", masters=3, replicas=1)
+                clusters.append(cluster)
+                standalone_port = processes.free_port()
+                started.append(
+                    processes.start_embedded_redis(port=standalone_port, data_dir=worker_dir / "standalone", durable=False)
                 )
-            )
-            env.update(
-                {
-                    "REDIS_CLUSTER": "true",
-                    "TEST_REDIS_URL": cluster.url,
-                    "REDIS_URL": cluster.url,
-                    "CHANNEL_LAYER_URLS": f"redis://127.0.0.1:{standalone_port}/0",
-                    "CELERY_BROKER_URL": f"redis://127.0.0.1:{standalone_port}/1",
-                }
-            )
-            env.setdefault("DEBUG", "1")
-            ports = ", ".join(str(n.port) for n in cluster.nodes)
-            print(f"Redis Cluster on {ports} (3 masters, 3 replicas)", flush=True)
-            return subprocess.run([PYTHON, "-m", "pytest", *pytest_args], env=env, cwd=BASE_DIR).returncode
+                worker_envs.append(
+                    {
+                        "TEST_REDIS_URL": cluster.url,
+                        "REDIS_URL": cluster.url,
+                        "CHANNEL_LAYER_URLS": f"redis://127.0.0.1:{standalone_port}/0",
+                        "CELERY_BROKER_URL": f"redis://127.0.0.1:{standalone_port}/1",
+                        "VAR_DIR": str(worker_dir / "var"),
+                    }
+                )
+                ports = ", ".join(str(node.port) for node in cluster.nodes)
+                print(f"Redis Cluster on {ports} (3 masters, 3 replicas)", flush=True)
+            return _pytest(env, pytest_args, worker_envs)
     finally:
-        if cluster is not None:
+        for cluster in clusters:
             cluster.stop()
         processes.stop(started)
 
