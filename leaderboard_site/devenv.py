@@ -287,8 +287,9 @@ def test_cluster(pytest_args: list[str]) -> int:
                 cluster = localcluster.start(worker_dir / "cluster", masters=3, replicas=1)
                 clusters.append(cluster)
                 standalone_port = processes.free_port()
+                standalone_dir = worker_dir / "standalone"
                 started.append(
-                    processes.start_embedded_redis(port=standalone_port, data_dir=worker_dir / "standalone", durable=False)
+                    processes.start_embedded_redis(port=standalone_port, data_dir=standalone_dir, durable=False)
                 )
                 worker_envs.append(
                     {
