@@ -153,6 +153,8 @@ class PresencePayload(TypedDict):
 @with_config(_CLOSED)
 class RecentItemPayload(TypedDict):
     leaderboard: str
+    # The board's display name, which a page shows beside the score (the list mixes boards).
+    board_name: str
     player_id: str
     display_name: str
     score: int
@@ -341,6 +343,7 @@ def recent(*, game: GameConfig, version: int, submissions: list[RecentSubmission
         "submissions": [
             {
                 "leaderboard": r.leaderboard,
+                "board_name": _name_of(game, r.leaderboard),
                 "player_id": r.player_id,
                 "display_name": r.display_name,
                 "score": r.score,
@@ -355,6 +358,11 @@ def recent(*, game: GameConfig, version: int, submissions: list[RecentSubmission
 def _format_of(game: GameConfig, slug: str) -> str:
     board = game.board_named(slug)
     return board.format if board is not None else board_rules.INTEGER  # a board deleted since
+
+
+def _name_of(game: GameConfig, slug: str) -> str:
+    board = game.board_named(slug)
+    return board.name if board is not None else slug  # a board deleted since
 
 
 def player(

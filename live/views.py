@@ -18,7 +18,7 @@ from core import config, text
 from core.config import BoardConfig, GameConfig
 from core.errors import ServiceError
 from core.models import is_player_id
-from core.pages import PAGE_SIZE, board_context, not_found, positive_int
+from core.pages import PAGE_SIZE, board_context, board_link, not_found, positive_int
 from games import selectors
 from presence import selectors as presence_selectors
 
@@ -76,7 +76,7 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
     if isinstance(chosen, HttpResponse):
         return chosen
     leaderboard, period = chosen
-    search = await _find(request, config_, period)
+    search = await _find(request, config_, leaderboard, period)
     if isinstance(search, HttpResponse):
         return search
     page, pages, board = await _board_page(leaderboard, period, positive_int(request.GET.get("page"), 1))
@@ -110,6 +110,7 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
         "previous_page": page - 1 if page > 1 else None,
         "next_page": page + 1 if page < pages else None,
         "recent": await selectors.recent_submissions(game=config_, limit=events.RECENT_LIVE_LIMIT),
+        "several_boards": len(config_.boards) > 1,
         "competition": await competition_selectors.competition_phase(board=leaderboard),
         "contest": contest,
         "find_results_max": FIND_RESULTS_MAX,
@@ -141,10 +142,11 @@ class _Search:
     matches: tuple[selectors.NamedPlayer, ...] = ()
 
 
-async def _find(request: HttpRequest, game: GameConfig, period: str) -> _Search | HttpResponse:
+async def _find(request: HttpRequest, game: GameConfig, board: BoardConfig, period: str) -> _Search | HttpResponse:
     """The page's "Find a player": by the start of a display name (any case or accents) or an id.
 
-    One match (or an exact id) opens that player's page; several are listed; none says so.
+    One match (or an exact id) opens that player's page on the board and window shown; several
+    are listed; none says so.
     """
     find = (request.GET.get("player") or "").strip()[:FIND_QUERY_MAX_CHARS]
     if not find:
@@ -154,7 +156,7 @@ async def _find(request: HttpRequest, game: GameConfig, period: str) -> _Search 
     matches = await selectors.players_named(game=game, query=find, limit=FIND_RESULTS_MAX)
     if len(matches) == 1 or (matches and matches[0].player_id == find):
         url = reverse("live:player", args=[game.slug, matches[0].player_id])
-        return redirect(f"{url}?{urlencode({'period': period})}")
+        return redirect(f"{url}?{board_link(game, board)['board_query']}{urlencode({'period': period})}")
     if not matches:
         return _Search(find=find, find_error=f"No player in {game.name} has a name starting with “{find}”.")
     return _Search(find=find, matches=tuple(matches))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django import template
+from django.urls import reverse
 
 from core import board_rules
 
@@ -37,3 +39,22 @@ def board_score(context: template.Context, value: int, board_slug: str) -> str:
     game = context.get("game")
     board = game.board_named(board_slug) if game is not None else None
     return score(value, board.format if board is not None else board_rules.INTEGER)
+
+
+@register.simple_tag(takes_context=True)
+def board_name(context: template.Context, board_slug: str) -> str:
+    """The display name of the game's board ``board_slug`` (its slug once deleted)."""
+    game = context.get("game")
+    board = game.board_named(board_slug) if game is not None else None
+    return board.name if board is not None else board_slug
+
+
+@register.simple_tag(takes_context=True)
+def recent_player_url(context: template.Context, item: Any) -> str:
+    """A recent submission's player on the board it went to: on the page's board, in the window
+    shown; on another, that board's first window (it may keep no window of the page's)."""
+    url = reverse("live:player", args=[context["game"].slug, item.player_id])
+    shown = context.get("leaderboard")
+    if shown is not None and item.leaderboard == shown.slug:
+        return f"{url}?{context.get('board_query', '')}period={context.get('period', '')}"
+    return f"{url}?{urlencode({'board': item.leaderboard})}"

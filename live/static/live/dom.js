@@ -59,18 +59,12 @@ export function plural(count, word) {
 }
 
 // A player's page on the page's board: `board` names it (as the server's links do) unless it is
-// the game's first board, which a link without one opens.
+// the game's first board, which a link without one opens; without a `period`, the board's first.
 export function playerHref(slug, playerId, period, board) {
-  return (
-    "/games/" +
-    encodeURIComponent(slug) +
-    "/players/" +
-    encodeURIComponent(playerId) +
-    "/?" +
-    (board ? "board=" + encodeURIComponent(board) + "&" : "") +
-    "period=" +
-    encodeURIComponent(period)
-  );
+  var query = [];
+  if (board) query.push("board=" + encodeURIComponent(board));
+  if (period) query.push("period=" + encodeURIComponent(period));
+  return "/games/" + encodeURIComponent(slug) + "/players/" + encodeURIComponent(playerId) + "/?" + query.join("&");
 }
 
 // The JSON at url; null for a 404 (no such player or board); rejects on other failures.

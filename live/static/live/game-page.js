@@ -76,6 +76,7 @@ export function gamePage(root) {
   var presence = presencePanel({ slug: slug, period: period, board: boardLink, rows: rows, onChange: null });
   var recent = recentPanel({
     slug: slug,
+    leaderboard: leaderboard,
     period: period,
     board: boardLink,
     limit: positiveInt(root.getAttribute("data-recent-limit"), 15),
