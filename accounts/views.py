@@ -188,5 +188,9 @@ def link(request: HttpRequest, game: str) -> HttpResponse:
         linked = services.link_code_redeem(user=request.user, game=found, code=code, ip=_client_ip(request))
     except ServiceError as error:
         return _error_page(request, "accounts/link.html", context, error)
-    messages.success(request, f"You are now linked to player {linked.player_id} in {found.name}.")
+    # Named as the game shows them: the name they play under, with the id for certainty.
+    shown = selectors.link_of(user=request.user, game_id=found.pk)
+    name = shown.display_name if shown is not None else linked.player_id
+    who = f"player {linked.player_id}" if name == linked.player_id else f"{name} (player {linked.player_id})"
+    messages.success(request, f"You are now linked to {who} in {found.name}.")
     return redirect("accounts:account")

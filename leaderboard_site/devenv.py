@@ -166,6 +166,20 @@ def _supervise(children: list[Child], redis: Child | None) -> None:
         time.sleep(SUPERVISE_POLL_SECS)
 
 
+# What the banner tells a developer to type in another terminal for an admin login: that shell
+# has none of make's variables, and manage.py's default is production settings.
+CREATESUPERUSER = "DEBUG=1 .venv/bin/python manage.py createsuperuser"
+
+
+def banner(port: str, where: str) -> str:
+    return (
+        f"\n  Leaderboard running on http://127.0.0.1:{port}/   (API docs: /api/docs; websockets {where})\n"
+        f"  Admin login: in another terminal, {CREATESUPERUSER}\n"
+        f"  then open http://127.0.0.1:{port}/admin/   Ctrl-C stops everything.\n"
+        "  A process that exits is restarted (after 1 s, then longer if it keeps failing).\n"
+    )
+
+
 def run() -> int:
     env = dict(os.environ)
     # make run is development: DEBUG on (production settings are the default).
@@ -202,12 +216,7 @@ def run() -> int:
             time.sleep(0.1)
         sockets = next((c for c in children if c.name == "ws"), None)
         where = f"on port {sockets.args[sockets.args.index('--port') + 1]}" if sockets else "with the pages"
-        say(
-            f"\n  Leaderboard running on http://127.0.0.1:{port}/   (API docs: /api/docs; websockets {where})\n"
-            "  Admin login: in another terminal, .venv/bin/python manage.py createsuperuser\n"
-            f"  then open http://127.0.0.1:{port}/admin/   Ctrl-C stops everything.\n"
-            "  A process that exits is restarted (after 1 s, then longer if it keeps failing).\n"
-        )
+        say(banner(port, where))
         _supervise(children, redis)
     except KeyboardInterrupt:
         say("\nStopping…")

@@ -86,13 +86,15 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
     contest = await _contest(request, leaderboard, period, me)
     # The dots of online players, on the board and in the cohort shown.
     dotted = shown_ids + ([r.entry.player_id for r in contest.table.rows] if contest and contest.table else [])
-    # The signed-in player's own rank, pinned under the table while their row is on another page.
-    pinned = None
-    if me is not None and me not in shown_ids:
-        pinned = await selectors.player_standing(board=leaderboard, period=period, player_id=me)
+    # The signed-in player's own name, rank and score in the you-bar, whichever page is shown.
+    mine = None
+    if me is not None:
+        mine = await selectors.player_standing(board=leaderboard, period=period, player_id=me)
     context = {
         "me": me,
-        "pinned": pinned,
+        "mine": mine,
+        "mine_page": (mine.rank - 1) // PAGE_SIZE + 1 if mine is not None else None,
+        "me_name": (await selectors.display_name(game=config_, player_id=me)) or me if me is not None else None,
         "online": await presence_selectors.online_among(game=config_, player_ids=dotted),
         "presence": presence,
         "presence_more": max(0, presence.online - len(presence.players)),

@@ -12,8 +12,10 @@ from accounts import services
 from accounts.models import PlayerLink
 from core import keys
 from core.addresses import client_address
+from core.clock import now as clock_now
 from core.config import GameConfig
 from core.errors import ServiceError
+from core.models import Player
 from core.redis import get_redis, run_sync
 from games import services as game_services
 from tests.conftest import clock_at
@@ -226,6 +228,13 @@ def test_it_shows_the_link_form(game, signed_in):
     assert 'name="code"' in page
     assert 'autocomplete="one-time-code"' in page
     assert "csrfmiddlewaretoken" in page
+
+
+def test_it_says_the_name_the_linked_player_plays_under(game, signed_in):
+    Player.objects.create(game=game, player_id="alice", display_name="Alice Liddell", first_seen_at=clock_now())
+    code = issue(game)
+    response = signed_in.post(LINK, {"code": code}, follow=True)
+    assert "You are now linked to Alice Liddell (player alice) in Tetris." in response.content.decode()
 
 
 def test_it_links_from_the_page_and_says_so(game, signed_in):

@@ -109,12 +109,15 @@ async def test_it_marks_a_linked_users_own_row(make_game, aclient):
 
     rows = board_rows(response.content)
     assert [(r.name, "is-me" in r.classes) for r in rows] == [("Ada", True), ("bob", False)]
-    assert "data-me-pinned" in response.content.decode()
-    assert "data-me-pinned hidden" in response.content.decode()  # on the page: nothing to pin
+    html = response.content.decode()
+    # The you-bar names them by their display name, and jumps to their row on this page.
+    assert "data-me-bar hidden" not in html
+    assert 'href="#me">Jump to me</a>' in html
+    assert "You · Ada #1 30 Jump to me Around you →" in text(response.content)
     assert "Link your player" not in text(response.content)
 
 
-async def test_it_pins_a_linked_users_rank_when_their_row_is_on_another_page(make_game, aclient):
+async def test_it_shows_a_linked_users_name_rank_and_score_in_the_you_bar_on_another_page(make_game, aclient):
     key = await new_game(make_game)
     for i in range(55):
         await post_score(aclient, key, "tetris", f"p{i:02}", 100 + i)
@@ -123,7 +126,9 @@ async def test_it_pins_a_linked_users_rank_when_their_row_is_on_another_page(mak
 
     page = text((await client.get("/games/tetris/")).content)
 
-    assert "You (ada-42): #56 · 1 See around you →" in page
+    assert "You · Ada #56 1 Jump to me Around you →" in page
+    html = (await client.get("/games/tetris/")).content.decode()
+    assert 'href="?period=daily&amp;page=2#me">Jump to me</a>' in html  # rank 56: page 2 of 50 a page
 
 
 async def test_it_invites_visitors_to_link_their_player(make_game, aclient):

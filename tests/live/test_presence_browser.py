@@ -163,7 +163,7 @@ def test_it_shows_on_the_player_page_when_the_player_comes_and_goes(
     expect(status).to_have_text("Last seen just now", timeout=LIVE_WITHIN_MS)
 
 
-def test_it_pins_a_linked_users_rank_while_their_row_is_off_the_page(
+def test_it_keeps_a_linked_users_you_bar_on_screen_and_current(
     game,
     server,
     asgi_live_server,
@@ -176,15 +176,25 @@ def test_it_pins_a_linked_users_rank_while_their_row_is_off_the_page(
     context = signed_in_context(browser, asgi_live_server, game, "ada-42")
     mine = context.new_page()
     mine.goto(f"{asgi_live_server}/games/{SLUG}/")
-    pinned = mine.locator("[data-me-pinned]")
-    expect(pinned).to_be_visible()
-    expect(pinned.locator("[data-me-rank]")).to_have_text("#61")
+    bar = mine.locator("[data-me-bar]")
+    expect(bar).to_be_visible()
+    expect(bar.locator("[data-me-rank]")).to_have_text("#61")
+    off_page = re.compile(r"^\?period=[a-z-]+&page=2#me$")  # rank 61 at 50 a page
+    expect(bar.get_by_role("link", name="Jump to me")).to_have_attribute("href", off_page)
     expect(mine.locator("[data-live-status]")).to_have_attribute("data-state", "live")
+    # Scrolled to the foot of the board, the bar is still on screen.
+    mine.locator("table.board tbody tr").last.scroll_into_view_if_needed()
+    box = bar.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= (mine.viewport_size or {"height": 0})["height"] + 1
 
     server.score("ada-42", 5000)  # best mode: the new best moves Ada to the top
 
     # Marked as theirs (a row that moved also flashes is-new a moment: not part of the check).
     row = mine.locator('table.board tr[data-player-id="ada-42"]')
     expect(row).to_have_class(re.compile(r"(^|\s)is-me(\s|$)"), timeout=LIVE_WITHIN_MS)
-    expect(pinned).to_be_hidden()
+    expect(bar.locator("[data-me-rank]")).to_have_text("#1", timeout=LIVE_WITHIN_MS)
+    jump = bar.get_by_role("link", name="Jump to me")
+    expect(jump).to_have_attribute("href", "#me")
+    jump.click()
+    expect(row).to_be_in_viewport()
     context.close()

@@ -44,6 +44,7 @@ export function boardTable(table, options) {
     row.setAttribute("data-player-id", entry.player_id);
     if (options.highlight && entry.player_id === options.highlight) {
       row.className = "is-me";
+      row.id = "me"; // the you-bar's "Jump to me"
       row.setAttribute("aria-current", "true");
     }
     var rankCell = el("td", "col-rank");

@@ -1,4 +1,4 @@
-// The game page: its board, who is online, the signed-in player's pinned rank, and a competing
+// The game page: its board, who is online, the signed-in player's you-bar, and a competing
 // board's cohort table.
 
 import { boardTable } from "./board.js";
@@ -8,13 +8,29 @@ import { boardPath, cleanEntries, el, formatScore, getJSON, isNewerPeriod, plura
 import { presencePanel } from "./presence.js";
 import { recentPanel } from "./recent.js";
 
-// The signed-in player's rank under the table while their row is on another page.
-function pinnedRank(root, me, period) {
-  var node = root.querySelector("[data-me-pinned]");
+// The signed-in player's you-bar: their name, rank and score on this board whichever page is
+// shown, kept at the bottom of the screen, with "Jump to me" (their row on this page, or the page
+// their rank falls on; with equal scores shared, the row may sit on the next).
+function youBar(root, me, options) {
+  var node = root.querySelector("[data-me-bar]");
+  var jump = node && node.querySelector("[data-me-jump]");
   var onPage = false;
-  var known = node ? !node.hidden : false;
+  var rank = 0;
   function render() {
-    if (node) node.hidden = onPage || !known;
+    if (!node) return;
+    node.hidden = rank === 0;
+    if (!jump || rank === 0) return;
+    var page = Math.floor((rank - 1) / options.pageSize) + 1;
+    jump.setAttribute(
+      "href",
+      onPage
+        ? "#me"
+        : "?" + (options.board ? "board=" + encodeURIComponent(options.board) + "&" : "") +
+            "period=" + encodeURIComponent(options.period) + "&page=" + page + "#me"
+    );
+  }
+  if (node && !node.hidden) {
+    rank = positiveInt((node.querySelector("[data-me-rank]").textContent || "").replace("#", ""), 0);
   }
   return {
     entries: function (entries) {
@@ -24,16 +40,19 @@ function pinnedRank(root, me, period) {
       render();
     },
     player: function (message) {
-      if (!node || message.player_id !== me || !message.periods) return;
-      var standing = message.periods[period];
+      if (!node || message.player_id !== me || message.leaderboard !== options.leaderboard || !message.periods) return;
+      var standing = message.periods[options.period];
       if (!standing || typeof standing.rank !== "number") return;
-      known = true;
+      rank = standing.rank;
       setText(node.querySelector("[data-me-rank]"), "#" + standing.rank);
-      setText(node.querySelector("[data-me-score]"), formatScore(standing.score));
+      setText(
+        node.querySelector("[data-me-score]"),
+        typeof standing.shown === "string" ? standing.shown : formatScore(standing.score)
+      );
       render();
     },
     reset: function () {
-      known = false;
+      rank = 0;
       render();
     },
   };
@@ -82,7 +101,7 @@ export function gamePage(root) {
     limit: positiveInt(root.getAttribute("data-recent-limit"), 15),
   });
   var cohort = cohortPanel(document.querySelector("[data-live-cohort]"), { slug: slug, leaderboard: leaderboard, me: me });
-  var pinned = pinnedRank(root, me, period);
+  var pinned = youBar(root, me, { leaderboard: leaderboard, period: period, board: boardLink, pageSize: pageSize });
   var version = -1;
 
   // What the empty-board paragraph says now: "past-end", "no-scores" or "" (not shown).
@@ -145,9 +164,9 @@ export function gamePage(root) {
       version = -1; // a new socket's snapshot is the board as it is now
       presence.start(send);
       recent.start(send);
-      // The player messages of the signed-in player keep their pinned rank current; followed
-      // first, they are also who the cohort view "mine" is.
-      if (me && (boardLive || (cohort && cohort.follows))) send({ action: "follow", player_ids: [me] });
+      // The player messages of the signed-in player keep their you-bar current on any page of
+      // the board; followed first, they are also who the cohort view "mine" is.
+      if (me) send({ action: "follow", player_ids: [me] });
       if (cohort) cohort.start(send);
       if (!boardLive) return;
       send({ action: "subscribe", leaderboard: leaderboard, period: period, limit: offset + pageSize });
