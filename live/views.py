@@ -64,8 +64,17 @@ def _leaderboard(request: HttpRequest, game: GameConfig) -> tuple[BoardConfig, s
         return not_found(request, f"{game.name} has no leaderboard yet.")
     period = request.GET.get("period") or leaderboard.windows[0]
     if period not in leaderboard.windows:
-        return not_found(request, f"{leaderboard.name} keeps no “{period}” window.")
+        return not_found(request, _no_such_window(game, leaderboard, period))
     return leaderboard, period
+
+
+def _no_such_window(game: GameConfig, leaderboard: BoardConfig, period: str) -> str:
+    """Names the board as the visitor knows it (the game, where the board is the game's only one
+    or shares its name) and the windows it does keep."""
+    whose = game.name if len(game.boards) == 1 or leaderboard.name == game.name else f"{game.name}'s {leaderboard.name}"
+    kept = list(leaderboard.windows)
+    listed = kept[0] if len(kept) == 1 else ", ".join(kept[:-1]) + " and " + kept[-1]
+    return f"{whose} keeps no “{period[:70]}” window; it keeps {listed}."
 
 
 async def game_page(request: HttpRequest, game: str) -> HttpResponse:

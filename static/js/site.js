@@ -31,8 +31,11 @@
     var hours = Math.floor((total % 86400) / 3600);
     var minutes = Math.floor((total % 3600) / 60);
     var seconds = total % 60;
-    var clock = pad(hours) + ":" + pad(minutes) + ":" + pad(seconds);
-    return days > 0 ? days + "d " + clock : clock;
+    // A duration, with its units ("10h 37m 52s"): "10:37:52" read as a time of day.
+    if (days > 0) return days + "d " + hours + "h " + pad(minutes) + "m " + pad(seconds) + "s";
+    if (hours > 0) return hours + "h " + pad(minutes) + "m " + pad(seconds) + "s";
+    if (minutes > 0) return minutes + "m " + pad(seconds) + "s";
+    return seconds + "s";
   }
 
   var reloadScheduled = false;

@@ -214,3 +214,9 @@ def test_it_finds_a_player_on_the_board_and_window_shown(game, asgi_live_server,
         expect(page).to_have_url(re.compile(player_page + window + "$"))
         expect(page.get_by_role("heading", level=1)).to_contain_text("Alistair")
     context.close()
+
+
+def test_it_names_the_board_and_its_windows_when_a_window_is_not_kept(game, asgi_live_server):  # noqa: F811
+    response = httpx.get(f"{asgi_live_server}/games/{SLUG}/?board=track-1&period=daily", timeout=10)
+    assert response.status_code == 404
+    assert "Tetris&#x27;s Track 1 keeps no “daily” window; it keeps weekly, all-time and custom." in response.text

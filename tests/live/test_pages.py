@@ -310,7 +310,7 @@ async def test_it_answers_an_unknown_period_with_a_404_page(make_game, aclient):
     not_kept = await aclient.get("/games/tetris/?period=weekly")
 
     assert unknown.status_code == 404
-    assert "Tetris keeps no “yearly” window." in text(unknown.content)
+    assert "Tetris keeps no “yearly” window; it keeps daily and all-time." in text(unknown.content)
     assert not_kept.status_code == 404
 
 
@@ -366,7 +366,7 @@ async def test_it_switches_the_period_of_the_table_around_the_player(make_game, 
         ("/games/tetris/players/ghost/", "There is no player “ghost” in Tetris."),
         ("/games/tetris/players/bad!id/", "That is not a valid player id."),
         ("/games/nope/players/alice/", "There is no game “nope”."),
-        ("/games/tetris/players/alice/?period=yearly", "Tetris keeps no “yearly” window."),
+        ("/games/tetris/players/alice/?period=yearly", "Tetris keeps no “yearly” window; it keeps daily, weekly"),
     ],
 )
 async def test_it_answers_an_unknown_player_with_a_404_page(make_game, aclient, path, message):
