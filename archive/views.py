@@ -11,6 +11,7 @@ from django.shortcuts import render
 
 from core import config
 from core.pages import PAGE_SIZE, board_context, board_link, not_found, positive_int
+from games import periods
 
 from . import selectors
 
@@ -54,7 +55,7 @@ async def history_page(request: HttpRequest, game: str) -> HttpResponse:
             "game": config_,
             "kind": kind,
             **board_context(config_, board, find=request.GET.get("board_find", "")),
-            "kinds": [k for k in selectors.ARCHIVED_KINDS if any(k in b.windows for b in config_.boards) or k == kind],
+            "kinds": _history_kinds(config_, board, kind),
             "rows": [_history_row(config_, archive, winners.get(archive.pk)) for archive in archives],
             "total": total,
             "page": page,
@@ -63,6 +64,15 @@ async def history_page(request: HttpRequest, game: str) -> HttpResponse:
             "next_page": page + 1 if page < pages else None,
         },
     )
+
+
+def _history_kinds(game: config.GameConfig, board: config.BoardConfig | None, kind: str | None) -> list[str]:
+    """The tabs of the history: the windows whose periods end on the board shown (on any of the
+    game's boards for "All boards"); all-time only on a board with a season, the one all-time
+    that ends. A tab asked for by its link stays."""
+    boards = [board] if board is not None else list(game.boards)
+    ending = {k for b in boards for k in b.windows if k != periods.ALL_TIME or b.ends_at is not None}
+    return [k for k in selectors.ARCHIVED_KINDS if k in ending or k == kind]
 
 
 def _history_row(game: config.GameConfig, archive: selectors.Archived, winner: Any) -> dict[str, Any]:

@@ -220,3 +220,16 @@ def test_it_names_the_board_and_its_windows_when_a_window_is_not_kept(game, asgi
     response = httpx.get(f"{asgi_live_server}/games/{SLUG}/?board=track-1&period=daily", timeout=10)
     assert response.status_code == 404
     assert "Tetris&#x27;s Track 1 keeps no “daily” window; it keeps weekly, all-time and custom." in response.text
+
+
+def test_it_offers_history_tabs_only_for_windows_that_end_on_the_board_shown(game, asgi_live_server):  # noqa: F811
+    def tabs(query: str) -> list[str]:
+        html = httpx.get(f"{asgi_live_server}/games/{SLUG}/history/{query}", timeout=10).text
+        nav = html.split('aria-label="Period">', 1)[1].split("</nav>", 1)[0]
+        return re.findall(r'class="tab"[^>]*>([^<]+)</a>', nav)
+
+    # Track 1's all-time never ends (no season): no tab for it.
+    assert tabs("?board=track-1") == ["All", "Weekly", "Custom"]
+    assert tabs("") == ["All", "Daily", "Weekly", "Monthly", "Custom", "All-time"]  # the season's ends
+    assert tabs("?board=main") == ["All", "Daily", "Weekly", "Monthly"]
+    assert tabs("?board=season") == ["All", "All-time"]
