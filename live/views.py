@@ -234,6 +234,7 @@ async def player_page(request: HttpRequest, game: str, player_id: str) -> HttpRe
             "display_name": name,
             "period": period,
             "periods": list(current.values()),
+            "several_boards": len(config_.boards) > 1,
             "standings": [(current[kind], standing) for kind, standing in overview.items()],
             "around": around,
             "around_radius": AROUND_RADIUS,

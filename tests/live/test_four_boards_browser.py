@@ -233,3 +233,9 @@ def test_it_offers_history_tabs_only_for_windows_that_end_on_the_board_shown(gam
     assert tabs("") == ["All", "Daily", "Weekly", "Monthly", "Custom", "All-time"]  # the season's ends
     assert tabs("?board=main") == ["All", "Daily", "Weekly", "Monthly"]
     assert tabs("?board=season") == ["All", "All-time"]
+
+
+def test_it_names_the_board_on_each_of_a_players_cards(game, asgi_live_server):  # noqa: F811
+    html = httpx.get(f"{asgi_live_server}/games/{SLUG}/players/zed/?board=track-1&period=custom", timeout=10).text
+    cards = re.findall(r'<h2 class="eyebrow">([^<]+)</h2>', html.split('class="stats"', 1)[1])
+    assert cards == ["Track 1 · Weekly", "Track 1 · All-time", "Track 1 · Custom"]
