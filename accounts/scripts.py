@@ -213,7 +213,7 @@ _BLOCKS: dict[str, LoginBlock | None] = {"": None, "locked": LoginBlock.LOCKED, 
 async def login_failures(
     client: Redis,
     *,
-    op: Literal["check", "fail"],
+    op: Literal["check", "fail", "clear"],
     username: str,
     address: str,
     now_ms: int,
@@ -225,7 +225,8 @@ async def login_failures(
     member: str,
 ) -> LoginWait:
     """'check': may ``username`` try to log in from ``address`` now; 'fail': record a failed
-    attempt (``member``, unique to it) and say whether it completed a lock-out."""
+    attempt (``member``, unique to it) and say whether it completed a lock-out; 'clear': forget
+    the username's failures (after a password reset), except the address's own count."""
     call = LOGIN_FAILURES.flatten(
         _LoginKeys(
             keys.login_failures_pair(username, address),

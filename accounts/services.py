@@ -72,6 +72,10 @@ LOGIN_SLOWDOWN_INTERVAL_SECS = 30
 # household's worth, not a bot's.
 SIGNUPS_PER_IP = 10
 SIGNUP_WINDOW_SECS = 3600
+# Password-reset mails asked for from one address an hour: enough for a forgetful household,
+# too few to flood someone's inbox from one place.
+PASSWORD_RESETS_PER_IP = 5
+PASSWORD_RESET_WINDOW_SECS = 3600
 
 _CODE = re.compile(f"^[{LINK_CODE_ALPHABET}]{{{LINK_CODE_LENGTH}}}$")
 
@@ -205,7 +209,9 @@ def link_delete(*, user: Any, link_id: int) -> PlayerLink:
 # --------------------------------------------------------------------------- log-in
 
 
-async def _login_failures(op: Literal["check", "fail"], username: str, address: str, now_ms: int) -> scripts.LoginWait:
+async def _login_failures(
+    op: Literal["check", "fail", "clear"], username: str, address: str, now_ms: int
+) -> scripts.LoginWait:
     return await scripts.login_failures(
         get_redis(),
         op=op,
@@ -267,6 +273,29 @@ def login_authenticate(*, username: str, password: str, ip: str) -> Any:
             raise _too_many(wait)
         raise errors.invalid_login()
     return user
+
+
+def login_failures_clear(*, username: str, ip: str) -> None:
+    """A password reset by e-mail proves the account is theirs: the lock-out of this username
+    from this address and its slow-down end (the address's own count, across names, stays)."""
+    run_sync(_login_failures, "clear", username, client_address(ip), clock.now_ms())
+
+
+def password_reset_allowed(*, ip: str) -> int:
+    """Count one reset mail asked for from a client address: 0, or the ms to wait past
+    PASSWORD_RESETS_PER_IP an hour."""
+    key = keys.password_resets_ip(client_address(ip))
+    return int(
+        run_sync(
+            lambda: core_services.limit_take(
+                key=key, window_secs=PASSWORD_RESET_WINDOW_SECS, limit=PASSWORD_RESETS_PER_IP
+            )
+        )
+    )
+
+
+def wait_text(wait_ms: int) -> str:
+    return _wait_text(wait_ms)
 
 
 def signup_allowed(*, ip: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import views
+from . import passwords, views
 
 app_name = "accounts"
 
@@ -15,5 +15,14 @@ urlpatterns = [
     path("account/login/", views.login_view, name="login"),
     path("account/logout/", views.logout_view, name="logout"),
     path("account/links/<int:link_id>/unlink/", views.unlink, name="unlink"),
+    path("account/email/", views.email_update, name="email"),
+    path("account/password/", passwords.PasswordChange.as_view(), name="password_change"),
+    path("account/password/reset/", passwords.PasswordResetRequest.as_view(), name="password_reset"),
+    path("account/password/reset/sent/", passwords.PasswordResetSent.as_view(), name="password_reset_done"),
+    path(
+        "account/password/reset/<uidb64>/<token>/",
+        passwords.PasswordResetSet.as_view(),
+        name="password_reset_confirm",
+    ),
     path("games/<slug:game>/link/", views.link, name="link"),
 ]

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login, logout
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render, resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -58,7 +60,18 @@ def _not_found(request: HttpRequest, message: str) -> HttpResponse:
 
 
 class SignupForm(UserCreationForm):
-    """Django's sign-up form with phone-friendly inputs."""
+    """Django's sign-up form with phone-friendly inputs and an optional e-mail (for resets)."""
+
+    email = forms.EmailField(
+        label="E-mail (optional)",
+        required=False,
+        max_length=254,
+        help_text="Only for resetting your password if you forget it.",
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
+
+    class Meta(UserCreationForm.Meta):
+        fields = ("username", "email")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -150,6 +163,25 @@ def account(request: HttpRequest) -> HttpResponse:
             "code_minutes": services.LINK_CODE_TTL_SECS // 60,
         },
     )
+
+
+@login_required
+@require_POST
+def email_update(request: HttpRequest) -> HttpResponse:
+    """Sets (or, empty, removes) the signed-in user's e-mail, the address resets go to."""
+    raw = request.POST.get("email", "").strip()
+    field = forms.EmailField(required=False, max_length=254)
+    try:
+        email = field.clean(raw)
+    except forms.ValidationError:
+        messages.error(request, "That is not an e-mail address; nothing was changed.")
+        return redirect("accounts:account")
+    user = request.user
+    assert isinstance(user, User)  # login_required
+    user.email = email
+    user.save(update_fields=["email"])
+    messages.success(request, "Your e-mail is saved." if email else "Your e-mail is removed.")
+    return redirect("accounts:account")
 
 
 @login_required

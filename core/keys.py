@@ -496,6 +496,11 @@ def signups_ip(ip: str) -> str:
     return f"signup:{{accounts}}:ip:{ip}"
 
 
+def password_resets_ip(ip: str) -> str:
+    """ZSET sliding window of password-reset mails asked for from one client address (IPv6: one /64)."""
+    return f"pwreset:{{accounts}}:ip:{ip}"
+
+
 # Webhook deliveries (webhooks/): one queue for the whole service, under one hash tag, so that
 # a claim, an ack and a reap each touch one slot. Its size is the pending deliveries, which
 # the database bounds and the sweep keeps in step.

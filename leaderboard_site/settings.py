@@ -13,6 +13,7 @@ import warnings
 from pathlib import Path
 
 import dj_database_url
+import dj_email_url  # type: ignore[import-untyped]
 from django.core.exceptions import ImproperlyConfigured
 
 from core import logs
@@ -333,6 +334,24 @@ LOGIN_URL = "accounts:login"
 # After logging in without a `next`, the account page shows the linked players.
 LOGIN_REDIRECT_URL = "accounts:account"
 LOGOUT_REDIRECT_URL = "live:home"
+# A password-reset link works this long (Django's default is three days).
+PASSWORD_RESET_TIMEOUT = 60 * 60
+
+# --- E-mail --------------------------------------------------------------------
+# Password resets go out by e-mail. EMAIL_URL names the server (smtp://user:password@host:587
+# with STARTTLS, smtps://…:465, as dj-email-url reads it); unset, mails are printed on the
+# console, which is what make run wants and what production must not have (check --deploy).
+EMAIL_URL = env_str("EMAIL_URL", "")
+EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+if EMAIL_URL:
+    _email = dj_email_url.parse(EMAIL_URL)
+    EMAIL_BACKEND = _email["EMAIL_BACKEND"]
+    EMAIL_HOST, EMAIL_PORT = _email["EMAIL_HOST"], _email["EMAIL_PORT"]
+    EMAIL_HOST_USER, EMAIL_HOST_PASSWORD = _email["EMAIL_HOST_USER"], _email["EMAIL_HOST_PASSWORD"]
+    EMAIL_USE_TLS, EMAIL_USE_SSL = _email["EMAIL_USE_TLS"], _email["EMAIL_USE_SSL"]
+    # A mail server that hangs must not hold a page: a reset request then answers an error.
+    EMAIL_TIMEOUT = _email["EMAIL_TIMEOUT"] or 10
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Leaderboard <leaderboard@localhost>")
 
 # --- Celery ------------------------------------------------------------------
 # Celery's broker: a standalone Redis (its queues are no cluster data). With REDIS_CLUSTER

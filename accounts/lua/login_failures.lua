@@ -10,7 +10,10 @@
 -- KEYS[2] address        the address's failures ZSET
 -- KEYS[3] user           the username's failures ZSET
 -- KEYS[4] next_attempt   the username's next-attempt STRING (ms)
--- ARGV[1] op             'check' (before an attempt) | 'fail' (record a failed one)
+-- ARGV[1] op             'check' (before an attempt) | 'fail' (record a failed one) |
+--                        'clear' (the password was just reset by e-mail: forget the username's
+--                        failures, its slow-down and its lock-out from this address; the
+--                        address's own count stays)
 -- ARGV[2] now_ms         now, epoch ms
 -- ARGV[3] window_ms      window, ms
 -- ARGV[4] pair_limit     most failures per username and address
@@ -19,7 +22,12 @@
 -- ARGV[7] slow_ms        the slow-down's interval, ms
 -- ARGV[8] member         ('fail' only; 'check' ignores it) a member unique to this attempt
 -- Returns {ms until an attempt may be made (0: now), 'locked' | 'slowed' | ''}
---   ('fail': after recording this failure, the lock-out it completed if any)
+--   ('fail': after recording this failure, the lock-out it completed if any; 'clear': {0, ''})
+
+if ARGV[1] == 'clear' then
+  redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
+  return {0, ''}
+end
 
 local now, window = tonumber(ARGV[2]), tonumber(ARGV[3])
 local limits = {tonumber(ARGV[4]), tonumber(ARGV[5])}
