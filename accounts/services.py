@@ -24,9 +24,10 @@ from django.db.models import Q
 from core import clock, errors, keys, text
 from core import services as core_services
 from core.addresses import client_address
+from core.audit import Actor, audit_record
 from core.config import GameConfig
 from core.errors import ServiceError
-from core.models import PLAYER_ID_MESSAGE, Game, is_player_id
+from core.models import PLAYER_ID_MESSAGE, AuditEntry, Game, is_player_id
 from core.redis import get_redis, run_sync
 
 from . import scripts
@@ -195,6 +196,28 @@ def _link(*, user: Any, game_id: int, player_id: str) -> PlayerLink:
             if attempt == 2:
                 raise
     raise AssertionError("unreachable")
+
+
+def account_delete(*, user: Any, password: str) -> int:
+    """Deletes a site user who confirmed with their password, and their links (their players
+    stay, with their scores: they are the game's); returns how many links went. Each unlinked
+    player, or the account alone if it had none, leaves an entry in the audit trail.
+
+    Raises ServiceError: 422 ``invalid`` (the password is not theirs)."""
+    if not password or not user.check_password(password):
+        raise errors.invalid("password", "That is not your password; your account is still here.")
+    by = Actor(name=user.get_username())  # the entries outlive the user
+    with transaction.atomic():
+        links = list(PlayerLink.objects.select_related("game").filter(user=user))
+        for link in links:
+            audit_record(
+                action=AuditEntry.Action.DELETE_ACCOUNT, game_slug=link.game.slug, by=by, player_id=link.player_id
+            )
+        if not links:
+            audit_record(action=AuditEntry.Action.DELETE_ACCOUNT, game_slug="", by=by, detail={"links": 0})
+        PlayerLink.objects.filter(user=user).delete()
+        user.delete()
+    return len(links)
 
 
 def link_delete(*, user: Any, link_id: int) -> PlayerLink:

@@ -16,6 +16,7 @@ urlpatterns = [
     path("account/logout/", views.logout_view, name="logout"),
     path("account/links/<int:link_id>/unlink/", views.unlink, name="unlink"),
     path("account/email/", views.email_update, name="email"),
+    path("account/delete/", views.account_delete, name="delete"),
     path("account/password/", passwords.PasswordChange.as_view(), name="password_change"),
     path("account/password/reset/", passwords.PasswordResetRequest.as_view(), name="password_reset"),
     path("account/password/reset/sent/", passwords.PasswordResetSent.as_view(), name="password_reset_done"),

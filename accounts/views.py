@@ -166,6 +166,22 @@ def account(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
+def account_delete(request: HttpRequest) -> HttpResponse:
+    """Asks for the password, then deletes the account and its links and logs out."""
+    if request.method == "GET":
+        return render(request, "accounts/delete.html", {})
+    user = request.user
+    name = user.get_username()
+    try:
+        services.account_delete(user=user, password=request.POST.get("password", ""))
+    except ServiceError as error:
+        return _error_page(request, "accounts/delete.html", {}, error)
+    logout(request)
+    return render(request, "accounts/deleted.html", {"name": name})
+
+
+@login_required
 @require_POST
 def email_update(request: HttpRequest) -> HttpResponse:
     """Sets (or, empty, removes) the signed-in user's e-mail, the address resets go to."""

@@ -528,6 +528,7 @@ class AuditEntry(models.Model):
         WEBHOOK_ROTATE = "webhook_rotate", "rotated a webhook endpoint's secret"
         WEBHOOK_TEST = "webhook_test", "sent a webhook test event"
         WEBHOOK_REPLAY = "webhook_replay", "replayed webhook deliveries"
+        DELETE_ACCOUNT = "delete_account", "deleted their site account"
 
     at = models.DateTimeField()
     actor = models.ForeignKey(

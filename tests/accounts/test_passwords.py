@@ -17,6 +17,9 @@ from django.core import mail
 from django.test import Client
 
 from accounts import services
+from accounts.models import PlayerLink
+from core import services as core_services
+from core.models import AuditEntry
 
 pytestmark = pytest.mark.django_db
 
@@ -155,3 +158,31 @@ def test_it_mails_through_the_console_unless_email_url_names_a_server(email_url:
     done = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO_DIR, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == expected
+
+
+def test_it_deletes_an_account_confirmed_by_its_password_and_keeps_its_players(ann):
+    game = core_services.game_create(slug="tetris", name="Tetris")
+    PlayerLink.objects.create(user=ann, game=game, player_id="alice")
+    client = Client()
+    log_in(client, OLD)
+
+    kept = client.post("/account/delete/", {"password": "not-mine"})
+    assert kept.status_code == 422
+    assert "That is not your password; your account is still here." in kept.content.decode()
+    assert User.objects.filter(username="ann").exists()
+
+    gone = client.post("/account/delete/", {"password": OLD})
+
+    assert gone.status_code == 200
+    assert "The account ann is deleted, and its players are unlinked." in gone.content.decode()
+    assert not User.objects.filter(username="ann").exists()
+    assert not PlayerLink.objects.exists()
+    assert not signed_in(client)
+    entry = AuditEntry.objects.get()
+    assert (entry.action, entry.actor_name, entry.game_slug, entry.player_id) == (
+        "delete_account",
+        "ann",
+        "tetris",
+        "alice",
+    )
+    assert client.get("/account/").status_code == 302  # to the log-in page
