@@ -108,8 +108,9 @@ def test_it_logs_in_and_out(ann):
     assert (response.status_code, response["Location"]) == (302, "/")
     assert signed_in_as(client) is None
     page = client.get("/").content.decode()
-    assert f'href="{LOGIN}"' in page
-    assert f'href="{SIGNUP}"' in page
+    # Each brings them back to the page they were on.
+    assert f'href="{LOGIN}?next=/"' in page
+    assert f'href="{SIGNUP}?next=/"' in page
 
 
 def test_it_shows_a_wrong_password(ann):

@@ -239,3 +239,17 @@ def test_it_names_the_board_on_each_of_a_players_cards(game, asgi_live_server): 
     html = httpx.get(f"{asgi_live_server}/games/{SLUG}/players/zed/?board=track-1&period=custom", timeout=10).text
     cards = re.findall(r'<h2 class="eyebrow">([^<]+)</h2>', html.split('class="stats"', 1)[1])
     assert cards == ["Track 1 · Weekly", "Track 1 · All-time", "Track 1 · Custom"]
+
+
+def test_it_brings_a_player_back_to_the_board_they_were_on_when_they_log_in(game, asgi_live_server, browser):  # noqa: F811
+    get_user_model().objects.create_user(USERNAME, password="pw-123456789")
+    context, page = new_page(browser, asgi_live_server, 390, None)  # a fresh browser
+    board = f"/games/{SLUG}/?board=track-1&period=custom"
+    page.goto(asgi_live_server + board)
+    page.get_by_role("link", name="Log in").click()
+    page.get_by_label("Username").fill(USERNAME)
+    page.get_by_label("Password").fill("pw-123456789")
+    page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(asgi_live_server + board)
+    expect(page.get_by_role("button", name="Log out")).to_be_visible()
+    context.close()
