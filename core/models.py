@@ -547,7 +547,7 @@ class AuditEntry(models.Model):
         db_table = "games_auditentry"
         ordering = ["-at", "-id"]
         verbose_name = "audit entry"
-        verbose_name_plural = "audit trail"
+        verbose_name_plural = "audit entries"  # "2 audit entries" in its list (was "2 audit trail")
         indexes = [
             models.Index(fields=["game_slug", "player_id", "-at"], name="audit_player"),
             models.Index(fields=["-at"], name="audit_recent"),

@@ -113,3 +113,11 @@ def test_it_keeps_the_peek_live_as_scores_come_in(
     expect(daily).to_have_count(2)
     expect(page.locator('[data-peek-caption="main/daily"]')).to_contain_text("— 2 players")
     expect(page.locator("[data-peek-online]")).to_have_text("2")
+
+    # A long score shows whole, beside a long name that gives way.
+    scores.post("carol", 123_456_789_012, "Carol with a name far longer than any column of a peek")
+    score = page.locator('table[data-peek-period="daily"] tbody tr').first.locator("td.peek-score")
+    expect(score).to_have_text("123,456,789,012", timeout=LIVE_WITHIN_MS)
+    assert score.evaluate("td => td.scrollWidth <= td.clientWidth")
+    box, table = score.bounding_box(), page.locator('table[data-peek-period="daily"]').bounding_box()
+    assert box is not None and table is not None and box["x"] + box["width"] <= table["x"] + table["width"] + 1

@@ -14,6 +14,7 @@ from django.urls import reverse
 from accounts.models import PlayerLink
 from archive import ledger
 from core import apikeys
+from core.audit import Actor, audit_record
 from core.config import GameConfig
 from core.errors import ServiceError
 from core.models import ApiKey, AuditEntry, Game, Leaderboard, Player, hash_secret
@@ -510,3 +511,13 @@ def test_it_shows_each_players_linked_user_and_presence(admin_client, game, play
     assert events.status_code == 200  # an invalid lookup would redirect to ?e=1
     listed = {e.player_id for e in events.context["cl"].result_list}
     assert listed == {"bob"}
+
+
+def test_it_counts_the_audit_trail_in_entries(admin_client, game):
+    for player in ("alice", "bob"):
+        audit_record(action=AuditEntry.Action.HIDE, game_slug=game.slug, by=Actor(name="ops"), player_id=player)
+
+    page = admin_client.get(reverse("admin:core_auditentry_changelist")).content.decode()
+
+    assert "2 audit entries" in page
+    assert "2 audit trail" not in page
