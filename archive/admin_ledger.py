@@ -30,7 +30,10 @@ class ScoreEventAdmin(admin.ModelAdmin):
     """The ledger as the drain copied it: never edited here (a correction is a new event)."""
 
     change_list_template = "admin/archive/scoreevent/change_list.html"
-    list_display = ("at", "game", "leaderboard", "kind", "player_id", "value", "display_name", "mode", "event_id")
+    # Who and what first: with the filters beside it, a list of nine columns led by the game and
+    # ending with the event id pushed the player off a 1280 px screen. The id and the mode are
+    # on each event's page.
+    list_display = ("at", "player_id", "display_name", "value", "kind", "leaderboard", "game")
     list_filter = ("game", "kind")
     search_fields = ("player_id",)
     list_select_related = ("game", "leaderboard")

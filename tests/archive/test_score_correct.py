@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 from django.conf import settings
@@ -217,6 +218,15 @@ def test_it_links_the_form_from_the_events_list_and_shows_it(admin_client, incre
     html = page.content.decode()
     assert "Correct a score" in html
     assert 'value="a"' in html
+
+
+def test_it_lists_events_with_the_player_among_the_first_columns(admin_client, increment_game):
+    submit(increment_game, "a", 1, now=clock_now())
+    ledger.ledger_drain()
+    html = admin_client.get(reverse("admin:archive_scoreevent_changelist")).content.decode()
+    columns = re.findall(r'<th scope="col" class="[^"]*column-([a-z_]+)', html)
+    assert columns[:4] == ["at", "player_id", "display_name", "value"], columns
+    assert "event_id" not in columns
 
 
 def test_it_applies_a_correction_posted_from_admin(admin_client, increment_game):
