@@ -75,6 +75,12 @@ def from_ms(ms: int | float | str) -> dt.datetime:
     return _EPOCH + dt.timedelta(milliseconds=ms if isinstance(ms, int) else int(float(ms)))
 
 
+def shown(instant: dt.datetime) -> str:
+    """An instant as admin and pages show it to people: ``2026-11-26 16:04 UTC`` (the form of
+    settings' FORMAT_MODULE_PATH, for text a template does not render)."""
+    return instant.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def iso(instant: dt.datetime) -> str:
     """The one text form of an instant: ``2026-11-22T10:51:32.598Z`` (UTC, milliseconds)."""
     # isoformat, not strftime: %Y leaves years before 1000 unpadded ("145-04-05"), not RFC 3339.

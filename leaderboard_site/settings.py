@@ -203,6 +203,8 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en-us"
+# One date and time form in admin and pages (leaderboard_site/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["leaderboard_site.formats"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -40,7 +40,7 @@ Item = TypeVar("Item", Endpoint, Delivery)
 
 
 def _when(instant: dt.datetime | None) -> str:
-    return clock.iso(instant) if instant is not None else "—"
+    return clock.shown(instant) if instant is not None else "—"
 
 
 def _plural(count: int, one: str, many: str) -> str:
@@ -179,7 +179,7 @@ class EndpointAdmin(admin.ModelAdmin):
         shown = "Shown only when it was made (created, or rotated): rotate it for a new one."
         until = obj.previous_secret_until
         if obj.previous_secret and until is not None and until > clock.now():
-            return f"{shown} The previous secret also signs until {clock.iso(until)}."
+            return f"{shown} The previous secret also signs until {clock.shown(until)}."
         return shown
 
     @admin.display(description="recent deliveries")
@@ -357,7 +357,7 @@ def _replay_failed(endpoint: Endpoint, by: Actor) -> str:
 def _rotate(endpoint: Endpoint, by: Actor) -> str:
     rotated = endpoint_services.secret_rotate(endpoint=endpoint, now=clock.now(), by=by)
     until = rotated.previous_secret_until
-    grace = f" The previous secret also signs until {clock.iso(until)}." if until is not None else ""
+    grace = f" The previous secret also signs until {clock.shown(until)}." if until is not None else ""
     return f"New secret of {rotated.endpoint_id}: {rotated.secret} — copy it now, it will not be shown again.{grace}"
 
 

@@ -108,7 +108,7 @@ async def _preview(board: BoardConfig) -> Preview | None:
 
 
 def _when(at: dt.datetime | None) -> str:
-    return "never" if at is None else at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return "never" if at is None else clock.shown(at)
 
 
 def _settling(found: Preview) -> str:

@@ -20,6 +20,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from accounts.models import PlayerLink
+from core import clock
 from core.audit import Actor, checked_reason
 from core.config import GameConfig
 from core.errors import REDIS_DOWN_MESSAGE, REDIS_ERRORS, ServiceError
@@ -137,7 +138,7 @@ class PlayerAdmin(admin.ModelAdmin):
             return "Redis unavailable"
         if found.online:
             return "online now"
-        return f"last seen {found.last_seen.isoformat(timespec='seconds')}" if found.last_seen else "never seen online"
+        return f"last seen {clock.shown(found.last_seen)}" if found.last_seen else "never seen online"
 
     @admin.display(description="audit trail")
     def audit_trail(self, obj: Player) -> SafeString | str:
@@ -147,7 +148,7 @@ class PlayerAdmin(admin.ModelAdmin):
         rows = format_html_join(
             "",
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            ((e.at.isoformat(timespec="seconds"), e.actor_name, e.get_action_display(), e.reason) for e in entries),
+            ((clock.shown(e.at), e.actor_name, e.get_action_display(), e.reason) for e in entries),
         )
         url = reverse("admin:core_auditentry_changelist")
         query = urlencode({"game_slug": obj.game.slug, "player_id": obj.player_id})

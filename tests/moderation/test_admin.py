@@ -521,3 +521,13 @@ def test_it_counts_the_audit_trail_in_entries(admin_client, game):
 
     assert "2 audit entries" in page
     assert "2 audit trail" not in page
+
+
+def test_it_writes_every_time_in_one_form(admin_client, game):
+    apikeys.api_key_create(game=game, name="server")
+    for player in ("alice",):
+        audit_record(action=AuditEntry.Action.HIDE, game_slug=game.slug, by=Actor(name="ops"), player_id=player)
+    for url in (reverse("admin:core_auditentry_changelist"), reverse("admin:core_apikey_changelist")):
+        page = admin_client.get(url).content.decode()
+        assert re.search(r"\b\d{4}-\d\d-\d\d \d\d:\d\d UTC\b", page), url
+        assert not re.search(r"\b(a\.m\.|p\.m\.|noon|midnight)\b|March 4, 2026", page), url

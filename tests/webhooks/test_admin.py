@@ -118,7 +118,7 @@ def test_it_shows_an_endpoints_health_and_newest_deliveries_but_never_its_secret
     shown, words = response.content.decode(), page_text(response.content)
     assert endpoint.secret not in shown and "whsec_" not in shown
     assert "Failure streak: 3" in words and "Last success at: -" in words
-    assert "Failing since: March 4, 2026, noon" in words and "Last error: Answered 500." in words
+    assert "Failing since: 2026-03-04 12:00 UTC" in words and "Last error: Answered 500." in words
     positions = [shown.index(d.event_id) for d in newest_first]
     assert positions == sorted(positions)
     assert "The newest 3 of 3." in words
@@ -242,7 +242,7 @@ def test_it_rotates_the_secret_showing_the_new_one_once(admin_client, game, rece
     assert (endpoint.secret, endpoint.previous_secret) == (new, old) and new != old
     assert endpoint.previous_secret_until == clock.now() + dt.timedelta(seconds=endpoints.ROTATE_GRACE_DEFAULT_SECS)
     said = page_text(response.content)
-    assert f"The previous secret also signs until {clock.iso(endpoint.previous_secret_until)}." in said
+    assert f"The previous secret also signs until {clock.shown(endpoint.previous_secret_until)}." in said
     assert AuditEntry.objects.get(action="webhook_rotate").actor_name == "admin"
     page = admin_client.get(change_url(endpoint))
     assert new not in page.content.decode() and "The previous secret also signs until" in page_text(page.content)
