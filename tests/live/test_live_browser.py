@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from core import apikeys
 from core.clock import iso
@@ -35,6 +37,9 @@ LIVE_WITHIN_MS = 2_000
 RECONNECT_WITHIN_MS = 5_000
 # Polling: every 5 s, plus the request.
 POLLED_WITHIN_MS = 7_000
+# A one-shot message is sent again this often, for this long, until the page shows it.
+RESEND_EVERY_MS = 500
+RESEND_FOR_SECS = 10.0
 SLUG = "tetris"
 
 # Records every state the indicator goes through, however briefly.
@@ -44,6 +49,21 @@ WATCH_STATES = """() => {
   new MutationObserver(() => window.__states.push(node.dataset.state))
     .observe(node, { attributes: true, attributeFilter: ["data-state"] });
 }"""
+
+
+def until_shown(send: Callable[[], object], shown: Callable[[float], object]) -> None:
+    """Sends a one-shot message (a reset, a reconnect) until the page shows it. It reaches only
+    sockets already in its group, and a page that says "live" has its socket open but may not
+    have joined yet (its subscribe is on the way: seen in CI under load)."""
+    deadline = time.monotonic() + RESEND_FOR_SECS
+    while True:
+        send()
+        try:
+            shown(RESEND_EVERY_MS)
+            return
+        except (AssertionError, PlaywrightTimeout):
+            if time.monotonic() > deadline:
+                raise
 
 
 class Scores:
@@ -171,8 +191,10 @@ def test_it_reconnects_by_itself_after_the_server_closes_the_socket(
     mark_page(page)
     page.evaluate(WATCH_STATES)
 
-    run_sync(lambda: events.send_reconnect(f"{SLUG}.main", "daily"))
-    page.wait_for_function("window.__states.includes('offline')", timeout=LIVE_WITHIN_MS)
+    until_shown(
+        lambda: run_sync(lambda: events.send_reconnect(f"{SLUG}.main", "daily")),
+        lambda ms: page.wait_for_function("window.__states.includes('offline')", timeout=ms),
+    )
     scores.post("bob", 3400, "Bob")
 
     expect(status(page)).to_have_attribute("data-state", "live", timeout=RECONNECT_WITHIN_MS)
@@ -205,9 +227,10 @@ def test_it_empties_the_board_and_moves_the_countdown_on_a_reset(
     assert tomorrow.ends_at is not None
 
     board = GameConfig.from_model(Game.objects.get(slug=SLUG), "0").boards[0]
-    run_sync(lambda: events.send_reset(board, tomorrow))
-
-    expect(page.locator("table.board")).to_be_hidden(timeout=LIVE_WITHIN_MS)
+    until_shown(
+        lambda: run_sync(lambda: events.send_reset(board, tomorrow)),
+        lambda ms: expect(page.locator("table.board")).to_be_hidden(timeout=ms),
+    )
     expect(page.locator("[data-live-empty]")).to_have_text(re.compile("^No scores on the daily board yet"))
     expect(page.locator("[data-live-pager]")).to_be_hidden()
     countdown = page.locator("[data-ends-at]")
