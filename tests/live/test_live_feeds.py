@@ -60,9 +60,9 @@ async def test_it_shows_each_recent_score_in_its_own_boards_format(make_game, so
     await tick(game)
     [message] = await drain(ws)
 
-    shown = [(s["leaderboard"], s["player_id"], s["shown"]) for s in snapshot["submissions"]]
-    assert shown == [("points", "bob", "1,234.56"), ("main", "ada", "1:21.999")]
-    assert message["submissions"][0]["shown"] == "0.05"
+    shown = [(s["leaderboard"], s["board_name"], s["player_id"], s["shown"]) for s in snapshot["submissions"]]
+    assert shown == [("points", "Points", "bob", "1,234.56"), ("main", "Tetris", "ada", "1:21.999")]
+    assert (message["submissions"][0]["shown"], message["submissions"][0]["board_name"]) == ("0.05", "Points")
 
 
 async def test_it_sends_the_latest_submissions_when_asked_then_after_each_tick_with_any(make_game, sockets, clock):
