@@ -81,3 +81,22 @@ def test_it_runs_the_competition_examples_of_the_clients_doc_as_written(tmp_path
     lines = printed.getvalue().splitlines()
     assert lines[:4] == ["cohort 1: 1 of 2", "{'ada': '1', 'bob': '1'}", "1 2", "1 {'coins': 500}"]
     assert scope["week"] is None and lines[4].endswith(" False")
+
+
+def test_it_runs_the_first_python_example_of_the_clients_doc_as_written(tmp_path: Path) -> None:
+    """The Python section's opening example: a score, a batch (it once named an end_of_match it
+    never defined), presence, reads, a link code and a join."""
+    example = python_examples("## Python")[0]
+    node = setup_node(node_env(tmp_path), GAME)
+    manage_key = manage(node.env, "createapikey", GAME, "--name", "ops", "--scope", "manage").strip()
+    printed = io.StringIO()
+    try:
+        url = start_web(node)
+        _boards(url, node.raw_key, manage_key)
+        scope: dict[str, object] = {"KEY": node.raw_key}
+        with contextlib.redirect_stdout(printed):
+            exec(compile(example.replace(EXAMPLE_URL, url), "docs/clients.md", "exec"), scope)
+    finally:
+        stop_all(node)
+
+    assert printed.getvalue().splitlines() == ["1", "None"]  # ada's daily rank; the cup has no attempts cap
