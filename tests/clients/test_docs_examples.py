@@ -62,23 +62,30 @@ def _boards(url: str, submit_key: str, manage_key: str) -> None:
     assert all(a.status_code in (200, 201) for a in answers), [a.text for a in answers]
 
 
-def test_it_runs_the_competition_examples_of_the_clients_doc_as_written(tmp_path: Path) -> None:
-    examples = python_examples(SECTION)
-    assert len(examples) == 2, "the section's two Python examples"
+def run_examples(tmp_path: Path, examples: list[str]) -> tuple[dict[str, object], list[str]]:
+    """Runs ``examples`` in turn in one namespace (KEY and MANAGE_KEY given) against a real
+    server whose boards they name; the namespace, and the lines they printed."""
     node = setup_node(node_env(tmp_path), GAME)
     manage_key = manage(node.env, "createapikey", GAME, "--name", "ops", "--scope", "manage").strip()
     printed = io.StringIO()
+    scope: dict[str, object] = {"KEY": node.raw_key, "MANAGE_KEY": manage_key}
     try:
         url = start_web(node)
         _boards(url, node.raw_key, manage_key)
-        scope: dict[str, object] = {"KEY": node.raw_key, "MANAGE_KEY": manage_key}
         with contextlib.redirect_stdout(printed):
             for example in examples:
                 exec(compile(example.replace(EXAMPLE_URL, url), "docs/clients.md", "exec"), scope)
     finally:
         stop_all(node)
+    return scope, printed.getvalue().splitlines()
 
-    lines = printed.getvalue().splitlines()
+
+def test_it_runs_the_competition_examples_of_the_clients_doc_as_written(tmp_path: Path) -> None:
+    examples = python_examples(SECTION)
+    assert len(examples) == 2, "the section's two Python examples"
+
+    scope, lines = run_examples(tmp_path, examples)
+
     assert lines[:4] == ["cohort 1: 1 of 2", "{'ada': '1', 'bob': '1'}", "1 2", "1 {'coins': 500}"]
     assert scope["week"] is None and lines[4].endswith(" False")
 
@@ -86,17 +93,6 @@ def test_it_runs_the_competition_examples_of_the_clients_doc_as_written(tmp_path
 def test_it_runs_the_first_python_example_of_the_clients_doc_as_written(tmp_path: Path) -> None:
     """The Python section's opening example: a score, a batch (it once named an end_of_match it
     never defined), presence, reads, a link code and a join."""
-    example = python_examples("## Python")[0]
-    node = setup_node(node_env(tmp_path), GAME)
-    manage_key = manage(node.env, "createapikey", GAME, "--name", "ops", "--scope", "manage").strip()
-    printed = io.StringIO()
-    try:
-        url = start_web(node)
-        _boards(url, node.raw_key, manage_key)
-        scope: dict[str, object] = {"KEY": node.raw_key}
-        with contextlib.redirect_stdout(printed):
-            exec(compile(example.replace(EXAMPLE_URL, url), "docs/clients.md", "exec"), scope)
-    finally:
-        stop_all(node)
+    _, lines = run_examples(tmp_path, python_examples("## Python")[:1])
 
-    assert printed.getvalue().splitlines() == ["1", "None"]  # ada's daily rank; the cup has no attempts cap
+    assert lines == ["1", "None"]  # ada's daily rank; the cup has no attempts cap
