@@ -30,6 +30,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # The concurrency tests run broadcasters for real: how fast they tick and for how long scores keep coming.
 FAST_TICK_MS = 20
 RACE_SECS = 1.5
+# The race goes on until both: this many submissions made, and RACE_SECS passed (a loaded
+# machine, as CI's parallel cluster run, made only 52 in 1.5 s).
+RACE_SUBMISSIONS_MIN = 101
 COALESCE_TICK_MS = 200
 COALESCE_SUBMISSIONS = 1000
 COALESCE_SPREAD_SECS = 1.0
@@ -136,7 +139,7 @@ async def test_it_never_repeats_a_version_with_two_broadcasters_racing(make_game
     try:
         deadline = loop.time() + RACE_SECS
         submitted = 0
-        while loop.time() < deadline:
+        while loop.time() < deadline or submitted < RACE_SUBMISSIONS_MIN:
             # Scores only rise ("best" mode), so every submission changes the board.
             await services.score_submit(
                 game=game, board=game.boards[0], player_id=f"p{submitted % 40}", score=submitted
@@ -145,7 +148,6 @@ async def test_it_never_repeats_a_version_with_two_broadcasters_racing(make_game
             await asyncio.sleep(0.002)
         received = await drain(ws)
 
-        assert submitted > 100
         for period in ("daily", "all-time"):
             versions = [m["version"] for m in standings_of(received, period)]
             assert len(versions) > 10, versions
