@@ -29,6 +29,7 @@ from tests.competitions.league_pages import (
 )
 from tests.live_server import (  # noqa: F401  (fixtures)
     ACTION_TIMEOUT_MS,
+    LIVE_WITHIN_MS,
     asgi_live_server,
     browser,
     dialogs,
@@ -40,8 +41,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SCREENSHOTS = Path("/tmp/lb-screenshots")
 WIDTHS = (1280, 390, 320)
-# A score must show this soon over the socket (the test broadcaster ticks every 100 ms).
-LIVE_WITHIN_MS = 3_000
 GAME_PAGE = f"/games/{GAME}/?board={BOARD}"
 PAGES = {
     "league-game": GAME_PAGE,

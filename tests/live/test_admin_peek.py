@@ -15,8 +15,8 @@ from core.models import Game
 from core.redis import run_sync
 from games import services
 from presence import services as presence_services
-from tests.live.test_live_browser import LIVE_WITHIN_MS, Scores, scores  # noqa: F401  (fixture)
-from tests.live_server import asgi_live_server, live_broadcaster  # noqa: F401  (fixtures)
+from tests.live.test_live_browser import Scores, scores  # noqa: F401  (fixture)
+from tests.live_server import LIVE_WITHIN_MS, asgi_live_server, live_broadcaster  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

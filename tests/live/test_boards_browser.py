@@ -14,11 +14,10 @@ from playwright.sync_api import Page, expect
 from core import apikeys, services
 from tests.conftest import auth
 from tests.live.test_pages_browser import board_rows
-from tests.live_server import DialogWatch, asgi_live_server, browser, live_broadcaster  # noqa: F401  (fixtures)
+from tests.live_server import LIVE_WITHIN_MS, DialogWatch, asgi_live_server, browser, live_broadcaster  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-LIVE_WITHIN_MS = 2_000
 SCREENSHOTS = Path("/tmp/lb-screenshots")
 
 

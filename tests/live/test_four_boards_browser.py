@@ -28,14 +28,12 @@ from core import services as core_services
 from core.clock import now as clock_now
 from core.models import Game
 from tests.conftest import auth
-from tests.live_server import ACTION_TIMEOUT_MS, asgi_live_server, browser, live_broadcaster  # noqa: F401
+from tests.live_server import ACTION_TIMEOUT_MS, LIVE_WITHIN_MS, asgi_live_server, browser, live_broadcaster  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SLUG = "tetris"
 WIDTHS = (1280, 390, 375, 360, 320)
-# A live row or item must show this soon (the test broadcaster ticks every 100 ms).
-LIVE_WITHIN_MS = 5_000
 # Set to a folder to keep a screenshot of every page at every width (for a look at them).
 SCREENSHOTS = os.environ.get("FOUR_BOARDS_SCREENSHOTS", "")
 # The signed-in user: a name as long as real ones, which the header must fit on a phone.

@@ -27,12 +27,10 @@ from games import periods
 from live import events
 from tests.conftest import auth
 from tests.live.test_pages_browser import XSS_NAME, board_rows
-from tests.live_server import DialogWatch, asgi_live_server, browser, live_broadcaster  # noqa: F401  (fixtures)
+from tests.live_server import LIVE_WITHIN_MS, DialogWatch, asgi_live_server, browser, live_broadcaster  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-# A score must show this soon over the socket (the test broadcaster ticks every 100 ms).
-LIVE_WITHIN_MS = 2_000
 # Reconnecting: the first retry waits up to 0.5 s, then the snapshot comes.
 RECONNECT_WITHIN_MS = 5_000
 # Polling: every 5 s, plus the request.

@@ -87,6 +87,23 @@ async def test_it_sends_the_latest_submissions_when_asked_then_after_each_tick_w
     assert await ws.receive_nothing(timeout=QUIET_SECS)
 
 
+async def test_it_sends_a_submission_that_changed_no_board(make_game, sockets):
+    # A keep-best board: 5 after 10 moves no rank, but it is a submission all the same. CI saw
+    # it missing when the tick between two scores took the first alone.
+    game = await make_config(make_game)
+    await submit(game, "ada", 10, "Ada")
+    ws = await sockets.open()
+    await ask_recent(ws)
+    await tick(game)
+    await drain(ws)
+
+    await submit(game, "ada", 5)
+    assert (await tick(game)).recent == 1
+    [message] = await drain(ws)
+
+    assert listed(message) == [("ada", "Ada", 5), ("ada", "Ada", 10)]
+
+
 async def test_it_keeps_hidden_players_out_of_the_recent_list(make_game, sockets):
     game = await make_config(make_game)
     await submit(game, "ada", 10)

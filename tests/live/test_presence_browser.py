@@ -20,12 +20,10 @@ from accounts.models import PlayerLink
 from core import apikeys
 from core.models import Game
 from tests.conftest import auth
-from tests.live_server import ACTION_TIMEOUT_MS, DESKTOP_VIEWPORT
+from tests.live_server import ACTION_TIMEOUT_MS, DESKTOP_VIEWPORT, LIVE_WITHIN_MS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-# The promise: a linked user who opens the game page is seen online elsewhere within 2 s.
-LIVE_WITHIN_MS = 2_000
 SLUG = "tetris"
 
 
