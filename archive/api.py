@@ -11,7 +11,7 @@ import datetime as dt
 from typing import Any, Literal
 
 from asgiref.sync import sync_to_async
-from django.http import HttpRequest
+from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Query, Router, Schema
 from pydantic import Field
 
@@ -21,6 +21,7 @@ from core import errors
 from core.api import (
     ACTION_ERRORS,
     COHORT_READ_ERRORS,
+    KEYED_READ_ERRORS,
     READ_ERRORS,
     Authorized,
     BearerKey,
@@ -50,7 +51,7 @@ from games.api import (
 )
 from games.schemas import BoardOut, FriendsOut, LeaderboardOut, StandingOut, Window
 
-from . import selectors, services
+from . import exports, exports_openapi, selectors, services
 
 Scope = Query(
     "board",
@@ -298,6 +299,35 @@ async def leaderboard_named(
     """A period by id (e.g. `2026-11-22`, `2026-W47`, `2026-11`, `2026-11-20T17:00Z`): from Redis
     while it is open or not yet archived, then from the archive in the database, with the same shapes."""
     return rendered(request, await _page(game, board, period, period_id, offset, limit))
+
+
+@router.get(
+    "/games/{game}/leaderboards/{board}/{period}/{period_id}/export",
+    response={**KEYED_READ_ERRORS},
+    auth=BearerKey(),
+    summary="Export a period's standings (CSV or JSON Lines)",
+    openapi_extra={"responses": {"200": exports_openapi.EXPORT_200}},
+)
+@authorized
+async def export_period(
+    request: HttpRequest,
+    key: Authorized,
+    game: str,
+    board: str,
+    period: str,
+    period_id: str,
+    format: Literal["csv", "jsonl"] = Query(
+        "csv", description="csv (with a header row) or jsonl (one JSON object a line)."
+    ),
+) -> StreamingHttpResponse:
+    """Every entry of one period in board order, streamed: the current one (`current`, or its id)
+    read from Redis, a finished one from its archive. Any key of the game."""
+    found = await board_of(game, board)
+    export = await exports.export_open(board=found, period=period, period_id=period_id, format=format)
+    response = StreamingHttpResponse(exports.export_chunks(export), content_type=export.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{export.filename(game)}"'
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 # Declared on games/api.py's board router: one path's methods live on one router, and taking a

@@ -94,7 +94,13 @@ def _standings(archive: Archived) -> QuerySet[ArchivedStanding]:
     return ArchivedStanding.objects.filter(archived_period_id=archive.pk).order_by()
 
 
-def _entry(
+def standings_in_order(archive: Archived) -> QuerySet[ArchivedStanding]:
+    """An archive's standings in board order, with ``ordered_id`` (the player id compared in
+    byte order) to filter on as well."""
+    return _standings(archive).alias(ordered_id=_byte_order("player_id")).order_by("rank", "ordered_id")
+
+
+def entry_of(
     player_id: str, rank: int, display_name: str, score: int, metadata: dict | None = None, subscore: int | None = None
 ) -> Entry:
     # The live board shows the player_id for a player with no stored name.
@@ -136,7 +142,7 @@ async def _window(archive: Archived, start: int, stop: int) -> list[Entry]:
             skip : skip + stop - start + 1
         ]
     )
-    return [_entry(*row) async for row in rows]
+    return [entry_of(*row) async for row in rows]
 
 
 async def archived_page(*, archive: Archived, offset: int = 0, limit: int = 50) -> Board:
@@ -251,7 +257,7 @@ async def winners(*, archives: Sequence[Archived]) -> dict[int, Entry]:
     )
     first: dict[int, Entry] = {}
     async for archive_pk, player_id, rank, display_name, score in rows:
-        first.setdefault(archive_pk, _entry(player_id, rank, display_name, score))
+        first.setdefault(archive_pk, entry_of(player_id, rank, display_name, score))
     return first
 
 
@@ -305,7 +311,9 @@ async def has_placements(*, game: GameConfig, player_id: str) -> bool:
 # --------------------------------------------------------------------------- named periods
 
 
-async def _named(board: BoardConfig, period: str, period_id: str | None) -> tuple[periods.Period, Archived | None]:
+async def named_period(
+    board: BoardConfig, period: str, period_id: str | None
+) -> tuple[periods.Period, Archived | None]:
     """The period to read (the current one if ``period_id`` is None), and its complete archive
     if it has one (read that instead of Redis).
 
@@ -328,7 +336,7 @@ async def _named(board: BoardConfig, period: str, period_id: str | None) -> tupl
 async def period_page(
     *, board: BoardConfig, period: str, period_id: str | None = None, offset: int = 0, limit: int = 50
 ) -> Board:
-    resolved, archive = await _named(board, period, period_id)
+    resolved, archive = await named_period(board, period, period_id)
     if archive is not None:
         return await archived_page(archive=archive, offset=offset, limit=limit)
     return await board_reads.board_page(board=board, period=resolved, offset=offset, limit=limit)
@@ -337,7 +345,7 @@ async def period_page(
 async def period_around(
     *, board: BoardConfig, period: str, period_id: str | None = None, player_id: str, radius: int = 5
 ) -> Board | None:
-    resolved, archive = await _named(board, period, period_id)
+    resolved, archive = await named_period(board, period, period_id)
     if archive is not None:
         return await archived_around(archive=archive, player_id=player_id, radius=radius)
     return await board_reads.board_around(board=board, period=resolved, player_id=player_id, radius=radius)
@@ -346,7 +354,7 @@ async def period_around(
 async def period_standing(
     *, board: BoardConfig, period: str, period_id: str | None = None, player_id: str
 ) -> Standing | None:
-    resolved, archive = await _named(board, period, period_id)
+    resolved, archive = await named_period(board, period, period_id)
     if archive is not None:
         found = await archived_standings(archive=archive, player_ids=[player_id])
     else:
@@ -358,7 +366,7 @@ async def period_ranked(
     *, board: BoardConfig, period: str, period_id: str | None = None, player_ids: Sequence[str]
 ) -> tuple[Board, list[str]]:
     """The given players ranked within a named period's whole board, and those not on it."""
-    resolved, archive = await _named(board, period, period_id)
+    resolved, archive = await named_period(board, period, period_id)
     unique = list(dict.fromkeys(player_ids))
     if archive is not None:
         found = await archived_standings(archive=archive, player_ids=unique)

@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
@@ -180,6 +181,8 @@ ERRORS = errors(400, 401, 403, 404, 408, 409, 413, 422, 429, 503)
 ACTION_ERRORS = errors(401, 403, 404, 409, 422, 429, 503)
 # A public read: no key and no limits.
 READ_ERRORS = errors(404, 422, 503)
+# A read that takes an API key (a file export): a key's refusals and its rate limit too.
+KEYED_READ_ERRORS = errors(401, 403, 404, 422, 429, 503)
 # Reads that can be asked of a board's cohorts (409 no_cohorts on a board without them).
 COHORT_READ_ERRORS = errors(404, 409, 422, 503)
 
@@ -269,7 +272,8 @@ class Ok:
     status: int = 200
 
 
-AuthorizedView = Callable[..., Awaitable[Ok]]
+# A view answers an Ok (rendered as JSON here) or a response of its own (a streamed file).
+AuthorizedView = Callable[..., Awaitable[Ok | HttpResponseBase]]
 
 
 def authorized(
@@ -291,14 +295,14 @@ def authorized(
     our own output on every request cost a fifth of a batch's time.
     """
 
-    def decorate(view: AuthorizedView) -> Callable[..., Awaitable[HttpResponse]]:
+    def decorate(view: AuthorizedView) -> Callable[..., Awaitable[HttpResponseBase]]:
         # ninja reads the signature to build parameters and the schema: the view's own,
         # annotations resolved in its module, without the ``key`` this wrapper supplies.
         signature = get_typed_signature(view)
         public = signature.replace(parameters=[p for p in signature.parameters.values() if p.name != "key"])
 
         @functools.wraps(view)
-        async def wrapper(request: HttpRequest, **kwargs: Any) -> HttpResponse:
+        async def wrapper(request: HttpRequest, **kwargs: Any) -> HttpResponseBase:
             key = await request_authorize(
                 raw_key=request.auth,  # type: ignore[attr-defined]  # ninja sets request.auth
                 game_slug=kwargs["game"],
@@ -311,11 +315,14 @@ def authorized(
             except ServiceError as error:
                 error.headers = {**key.rate_headers, **error.headers}
                 raise
-            response = api.create_response(request, ok.body, status=ok.status)
+            if isinstance(ok, HttpResponseBase):
+                response = ok
+            else:
+                response = api.create_response(request, ok.body, status=ok.status)
+                if ok.replayed:
+                    response["Idempotent-Replayed"] = "true"
             for name, value in key.rate_headers.items():
                 response[name] = value
-            if ok.replayed:
-                response["Idempotent-Replayed"] = "true"
             return response
 
         wrapper.__signature__ = public  # type: ignore[attr-defined]  # read by inspect.signature

@@ -301,6 +301,7 @@ OPERATION_ERRORS: dict[str, tuple[str, ...]] = {
     "accounts_api_link_code": ("invalid", "player_hidden", "link_code_limit", "link_code_unavailable"),
     "archive_api_leaderboard": _READ,
     "archive_api_leaderboard_named": _READ,
+    "archive_api_export_period": _READ,
     "archive_api_friends": _COHORTS,
     "archive_api_friends_named": _COHORTS,
     "archive_api_standing": _STANDING,

@@ -1,4 +1,4 @@
-"""docs/clients.md's Python examples of competitions run as written, against the real server:
+"""docs/clients.md's Python examples of competitions (and an export) run as written, against the real server:
 the boards they name made first (a weekly cup in cohorts that bob already plays, a running
 season), "https://lb.example.com" read as the server's address, KEY and MANAGE_KEY given."""
 
@@ -72,7 +72,8 @@ def run_examples(tmp_path: Path, examples: list[str]) -> tuple[dict[str, object]
     try:
         url = start_web(node)
         _boards(url, node.raw_key, manage_key)
-        with contextlib.redirect_stdout(printed):
+        # In a directory of their own: an example may write a file (an export).
+        with contextlib.redirect_stdout(printed), contextlib.chdir(tmp_path):
             for example in examples:
                 exec(compile(example.replace(EXAMPLE_URL, url), "docs/clients.md", "exec"), scope)
     finally:
@@ -82,12 +83,13 @@ def run_examples(tmp_path: Path, examples: list[str]) -> tuple[dict[str, object]
 
 def test_it_runs_the_competition_examples_of_the_clients_doc_as_written(tmp_path: Path) -> None:
     examples = python_examples(SECTION)
-    assert len(examples) == 2, "the section's two Python examples"
+    assert len(examples) == 3, "the section's three Python examples"
 
     scope, lines = run_examples(tmp_path, examples)
 
     assert lines[:4] == ["cohort 1: 1 of 2", "{'ada': '1', 'bob': '1'}", "1 2", "1 {'coins': 500}"]
     assert scope["week"] is None and lines[4].endswith(" False")
+    assert (tmp_path / "weekly.csv").read_text().splitlines()[0] == "rank,player_id,display_name,score,shown,metadata"
 
 
 def test_it_runs_the_first_python_example_of_the_clients_doc_as_written(tmp_path: Path) -> None:

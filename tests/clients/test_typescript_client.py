@@ -102,7 +102,7 @@ def test_it_passes_the_typescript_clients_tests_against_the_real_server(tmp_path
         stop_all(node)
 
     assert finished.returncode == 0, finished.stdout[-8000:] + finished.stderr[-4000:]
-    assert "# fail 0" in finished.stdout and "# pass 12" in finished.stdout, finished.stdout[-3000:]
+    assert "# fail 0" in finished.stdout and "# pass 13" in finished.stdout, finished.stdout[-3000:]
 
 
 def test_it_passes_the_typescript_clients_webhook_verification_tests() -> None:

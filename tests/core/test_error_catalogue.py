@@ -56,6 +56,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "GET /games/{game}/players?q=…": ("games_api_find_players",),
     "GET /games/{game}/leaderboards/{board}/{period}": ("archive_api_leaderboard", "archive_api_leaderboard_named"),
     "POST /games/{game}/leaderboards/{board}/end": ("archive_api_end_competition",),
+    "GET …/{period}/{period_id}/export": ("archive_api_export_period",),
     "GET …/{period}/settlement/preview": ("competitions_settlement_api_settlement_preview",),
     "GET …/{period}/{period_id}/settlement": ("competitions_settlement_api_settlement",),
     "GET …/{period}/cohorts": ("competitions_cohorts_api_cohorts", "competitions_cohorts_api_cohorts_named"),

@@ -179,6 +179,11 @@ def cohort(game: str, board: str, period: str, period_id: str | None, cohort: st
     return Call("GET", path, params={"offset": offset, "limit": limit})
 
 
+def export(game: str, board: str, period: str, period_id: str, format: str) -> Call:
+    """A period's standings as a file (``period_id`` ``current`` for the current period)."""
+    return Call("GET", f"/games/{_p(game)}{_period_path(board, period, period_id)}/export", {"format": format})
+
+
 def settlement(
     game: str,
     board: str,

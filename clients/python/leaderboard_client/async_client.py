@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, cast, overload
+from typing import IO, Any, Literal, cast, overload
 
 import httpx
 
@@ -21,6 +21,7 @@ from .types import (
     CohortFriendsPage,
     CohortsPage,
     CompetitionEntry,
+    ExportFormat,
     FriendsPage,
     Game,
     Leaderboard,
@@ -221,6 +222,31 @@ class AsyncClient(_Base):
     ) -> Settlement:
         call = calls.settlement(self.game, board, period, None, cohort, player_id, offset, limit)
         return cast(Settlement, await self._send(call))
+
+    async def export(
+        self, board: str, period: Period, *, to: IO[bytes], period_id: str = "current", format: ExportFormat = "csv"
+    ) -> int:
+        """As :meth:`Client.export`: the file written into ``to`` as it streams in."""
+        call = calls.export(self.game, board, period, period_id, format)
+        attempt = 0
+        while True:
+            written = 0
+            try:
+                async with self._http.stream(**self._request(call)) as response:
+                    if response.status_code >= 400:
+                        await response.aread()
+                        self._result(response)
+                    async for chunk in response.aiter_bytes():
+                        written += to.write(chunk)
+                    return written
+            except httpx.TransportError as error:
+                if written:
+                    raise self._transport_error(error) from error
+                failure: LeaderboardError = self._transport_error(error)
+            except LeaderboardError as error:
+                failure = error
+            await asyncio.sleep(self._next_wait(call, failure, attempt))
+            attempt += 1
 
     async def player(self, player_id: str) -> Profile:
         return cast(Profile, await self._send(calls.player(self.game, player_id)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, cast, overload
+from typing import IO, Any, Literal, cast, overload
 
 import httpx
 
@@ -27,6 +27,7 @@ from .types import (
     CohortFriendsPage,
     CohortsPage,
     CompetitionEntry,
+    ExportFormat,
     FriendsPage,
     Game,
     Leaderboard,
@@ -300,6 +301,33 @@ class Client(_Base):
         """What the current period would settle if it ended now (nothing is written)."""
         call = calls.settlement(self.game, board, period, None, cohort, player_id, offset, limit)
         return cast(Settlement, self._send(call))
+
+    def export(
+        self, board: str, period: Period, *, to: IO[bytes], period_id: str = "current", format: ExportFormat = "csv"
+    ) -> int:
+        """Writes a period's standings as a file (CSV or JSON Lines) into ``to`` (a file opened
+        "wb") as they stream in, and returns the bytes written. Errors are raised before any byte
+        is written (and 429/503 retried then); a connection lost mid-way raises TransportError."""
+        call = calls.export(self.game, board, period, period_id, format)
+        attempt = 0
+        while True:
+            written = 0
+            try:
+                with self._http.stream(**self._request(call)) as response:
+                    if response.status_code >= 400:
+                        response.read()
+                        self._result(response)
+                    for chunk in response.iter_bytes():
+                        written += to.write(chunk)
+                    return written
+            except httpx.TransportError as error:
+                if written:
+                    raise self._transport_error(error) from error
+                failure: LeaderboardError = self._transport_error(error)
+            except LeaderboardError as error:
+                failure = error
+            time.sleep(self._next_wait(call, failure, attempt))
+            attempt += 1
 
     def player(self, player_id: str) -> Profile:
         return cast(Profile, self._send(calls.player(self.game, player_id)))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict
 
 Period = Literal["daily", "weekly", "monthly", "all-time", "custom"]
+# The file formats of an export (GET …/{period}/{period_id}/export).
+ExportFormat = Literal["csv", "jsonl"]
 # ``around`` and ``friends``: ranks within the whole board, or within each player's cohort.
 Scope = Literal["board", "cohort"]
 

@@ -195,6 +195,32 @@ def test_it_reads_games_boards_presence_and_archives(server: Server) -> None:
     assert len(code["code"]) == 8 and code["link_url"].endswith(f"/games/{GAME}/link/")
 
 
+def test_it_exports_a_period_into_a_file_as_it_streams(server: Server, tmp_path) -> None:
+    with Client(server.url, game=GAME, api_key=server.submit_key) as lb:
+        lb.submit_scores([{"leaderboard": "kills", "player_id": f"x{i:03d}", "score": i} for i in range(300)])
+        with open(tmp_path / "kills.csv", "wb") as out:
+            written = lb.export("kills", "all-time", to=out)
+        with pytest.raises(NotFound) as missing, open(tmp_path / "none.jsonl", "wb") as untouched:
+            lb.export("kills", "daily", period_id="2001-01-01", format="jsonl", to=untouched)
+
+    lines = (tmp_path / "kills.csv").read_text().splitlines()
+    assert written == (tmp_path / "kills.csv").stat().st_size
+    assert lines[0] == "rank,player_id,display_name,score,shown,metadata"
+    assert lines[1:3] == ["1,x299,x299,299,299,", "2,x298,x298,298,298,"]
+    assert len(lines) == 301
+    assert missing.value.code == "period_not_found" and (tmp_path / "none.jsonl").stat().st_size == 0
+
+    async def scenario() -> bytes:
+        async with AsyncClient(server.url, game=GAME, api_key=server.submit_key) as lb:
+            with open(tmp_path / "kills.jsonl", "wb") as out:
+                await lb.export("kills", "all-time", format="jsonl", to=out)
+        return (tmp_path / "kills.jsonl").read_bytes()
+
+    assert asyncio.run(scenario()).splitlines()[0] == (
+        b'{"rank":1,"player_id":"x299","display_name":"x299","score":299,"shown":"299","metadata":null}'
+    )
+
+
 def test_it_applies_a_retried_submission_once(server: Server) -> None:
     with Client(server.url, game=GAME, api_key=server.submit_key) as lb:
         once = lb.submit_score("kills", "dee", 3, idempotency_key="match-1-dee")

@@ -93,6 +93,8 @@ interface Call {
   idempotencyKey?: string;
   /** A write the API answers alike however often it is sent (a reward's claim): safe to retry. */
   sameWhenRepeated?: boolean;
+  /** A file, not JSON: a 2xx answers the Response itself, its body unread (a stream). */
+  raw?: boolean;
 }
 
 const DEFAULT_RETRY: RetryPolicy = { maxRetries: 3, maxWaitMs: 30_000, backoffMs: 500 };
@@ -313,6 +315,18 @@ export class LeaderboardClient {
     return this.send({ method: "GET", path, query: settlementQuery(options) });
   }
 
+  /** A period's standings as a file (CSV or JSON Lines), as a stream of bytes: the current
+   * period by default, or one by id. Errors are thrown before any byte arrives. */
+  async export(
+    board: string,
+    period: Period,
+    options: { periodId?: string; format?: "csv" | "jsonl" } = {},
+  ): Promise<ReadableStream<Uint8Array>> {
+    const path = `${this.periodPath(board, period, options.periodId ?? "current")}/export`;
+    const response = await this.send<Response>({ method: "GET", path, query: { format: options.format }, raw: true });
+    return response.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+  }
+
   player(playerId: string): Promise<Profile> {
     return this.send({ method: "GET", path: `/games/${p(this.game)}/players/${p(playerId)}` });
   }
@@ -414,6 +428,7 @@ export class LeaderboardClient {
     } catch (error) {
       throw new LeaderboardError(0, "transport", String(error));
     }
+    if (response.ok && call.raw) return response as T;
     const text = await response.text();
     const parsed: unknown = text ? safeJson(text) : null;
     if (response.ok) return parsed as T;

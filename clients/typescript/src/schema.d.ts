@@ -683,6 +683,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/games/{game}/leaderboards/{board}/{period}/{period_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a period's standings (CSV or JSON Lines)
+         * @description Every entry of one period in board order, streamed: the current one (`current`, or its id)
+         *     read from Redis, a finished one from its archive. Any key of the game.
+         */
+        get: operations["archive_api_export_period"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/games/{game}/webhooks": {
         parameters: {
             query?: never;
@@ -7195,6 +7216,137 @@ export interface operations {
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    archive_api_export_period: {
+        parameters: {
+            query?: {
+                /** @description csv (with a header row) or jsonl (one JSON object a line). */
+                format?: "csv" | "jsonl";
+            };
+            header?: {
+                /** @description Your own id for this request (a trace id): echoed back and in every log line. Any value is accepted; one that is not 1-128 letters, digits and ._:@/+=- is replaced by a new id. */
+                "X-Request-ID"?: components["parameters"]["XRequestID"];
+            };
+            path: {
+                game: string;
+                board: string;
+                period: "daily" | "weekly" | "monthly" | "all-time" | "custom";
+                period_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The period's entries in board order, streamed as an attachment. */
+            200: {
+                headers: {
+                    /** @description attachment; filename=… */
+                    "Content-Disposition"?: string;
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example rank,player_id,display_name,score,shown,metadata
+                     *     1,ada,Ada,1200,"1,200","{""car"":""red""}"
+                     *     2,bob,Bob,900,900,
+                     */
+                    "text/csv": string;
+                    /**
+                     * @example {"rank":1,"player_id":"ada","display_name":"Ada","score":1200,"shown":"1,200","metadata":{"car":"red"}}
+                     *     {"rank":2,"player_id":"bob","display_name":"Bob","score":900,"shown":"900","metadata":null}
+                     */
+                    "application/jsonl": string;
+                };
+            };
+            /** @description Bad Request: `bad_host`, `bad_request` (docs/api.md says when). A request the HTTP server itself cannot parse is answered in plain text. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `missing_api_key` (docs/api.md says when). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden: `game_inactive`, `revoked_api_key`, `wrong_game` (docs/api.md says when). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found: `board_not_found`, `game_not_found`, `period_not_found` (docs/api.md says when). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity: `invalid` (docs/api.md says when). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` (docs/api.md says when). */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable` (docs/api.md says when). */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };

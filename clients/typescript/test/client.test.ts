@@ -104,6 +104,19 @@ test("it sends any number of scores in batches of a thousand", async () => {
   assert.ok(refused && !isScore(refused) && refused.error.code === "board_not_found");
 });
 
+test("it exports a period as a stream of bytes, and throws before any on an error", async () => {
+  await putBoard("export", { name: "Export", mode: "best", order: "desc", windows: ["daily"] });
+  await lb.submitScores(Array.from({ length: 50 }, (_, i) => ({ leaderboard: "export", player_id: `e${i}`, score: i })));
+
+  const text = await new Response(await lb.export("export", "daily", { format: "jsonl" })).text();
+  const lines = text.trim().split("\n").map((line) => JSON.parse(line) as { rank: number; player_id: string });
+  assert.equal(lines.length, 50);
+  assert.deepEqual([lines[0]?.rank, lines[0]?.player_id], [1, "e49"]);
+  await assert.rejects(lb.export("export", "daily", { periodId: "2001-01-01" }), (error: unknown) => {
+    return error instanceof LeaderboardError && error.code === "period_not_found";
+  });
+});
+
 test("it joins a competing board and grants attempts", async () => {
   const manageKey = env("LB_MANAGE_KEY");
   const cup = { name: "Cup", mode: "best", order: "desc", windows: ["weekly"], entry: "join", max_attempts: 1 };
