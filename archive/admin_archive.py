@@ -5,16 +5,20 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from core.config import BoardConfig
 from core.errors import REDIS_DOWN_MESSAGE, REDIS_ERRORS, ServiceError
 from core.models import Leaderboard
+from core.redis import run_sync
 
-from . import services
+from . import exports, services
 from .models import ArchivedPeriod, ArchivedStanding
 
 # The archived period's page shows this many standings; the rest are a link away.
@@ -45,7 +49,7 @@ class ArchivedPeriodAdmin(ReadOnlyAdmin):
     list_filter = ("game", "period", "status")
     search_fields = ("period_id", "game__slug")
     list_select_related = ("game",)
-    fields = ("game", "period", "period_id", "starts_at", "ends_at", "status", "total", "archived_at", "top")
+    fields = ("game", "period", "period_id", "starts_at", "ends_at", "status", "total", "archived_at", "export", "top")
     readonly_fields = fields
 
     @admin.display(description="standings")
@@ -70,9 +74,41 @@ class ArchivedPeriodAdmin(ReadOnlyAdmin):
             obj.total,
         )
 
+    @admin.display(description="export")
+    def export(self, obj: ArchivedPeriod) -> SafeString:
+        url = reverse("admin:archive_export", args=[obj.leaderboard_id, obj.period, obj.period_id])
+        return format_html('<a href="{}?format=csv">CSV</a> · <a href="{}?format=jsonl">JSON Lines</a>', url, url)
+
     def get_urls(self) -> list[URLPattern]:
-        view = self.admin_site.admin_view(self.close_jobs_view)
-        return [path("close-jobs/", view, name="archive_close_jobs"), *super().get_urls()]
+        close_jobs = self.admin_site.admin_view(self.close_jobs_view)
+        export = self.admin_site.admin_view(self.export_view)
+        return [
+            path("close-jobs/", close_jobs, name="archive_close_jobs"),
+            path("export/<int:board_pk>/<str:period>/<str:period_id>/", export, name="archive_export"),
+            *super().get_urls(),
+        ]
+
+    def export_view(self, request: HttpRequest, board_pk: int, period: str, period_id: str) -> HttpResponseBase:
+        """A period of a board (``current``, or an id) as a CSV or JSON Lines file, streamed as the
+        API's export streams it; a period that cannot be read goes back with the reason."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        board = get_object_or_404(Leaderboard.objects.select_related("game"), pk=board_pk)
+        config = BoardConfig.from_model(board, board.game)
+        fmt = request.GET.get("format", "csv")
+        try:
+            found = run_sync(lambda: exports.export_open(board=config, period=period, period_id=period_id, format=fmt))
+        except ServiceError as error:
+            self.message_user(request, error.message, messages.ERROR)
+            return HttpResponseRedirect(reverse("admin:core_leaderboard_change", args=[board.pk]))
+        except REDIS_ERRORS:
+            self.message_user(request, REDIS_DOWN_MESSAGE, messages.ERROR)
+            return HttpResponseRedirect(reverse("admin:core_leaderboard_change", args=[board.pk]))
+        # An async iterator: the ASGI handler streams it chunk by chunk (a sync one it would
+        # first read whole into a list).
+        response = StreamingHttpResponse(exports.export_chunks(found), content_type=found.content_type)
+        response["Content-Disposition"] = f'attachment; filename="{found.filename(board.game.slug)}"'
+        return response
 
     def close_jobs_view(self, request: HttpRequest) -> HttpResponse:
         """Every game's close-job queue; POST retries one dead job."""

@@ -31,7 +31,6 @@ from core.api import (
     game_or_404,
     rendered,
 )
-from core.audit import Actor
 from core.config import BoardConfig
 from core.models import Leaderboard
 from core.schemas import with_example
@@ -346,8 +345,7 @@ async def delete_board(request: HttpRequest, key: Authorized, game: str, board: 
     model = await Leaderboard.objects.select_related("game").filter(game_id=key.game.id, slug=board).afirst()
     if model is None:
         raise errors.board_not_found(game=key.game, board=board)
-    actor = Actor(name=f"api key {key.api_key.prefix}")
-    await sync_to_async(services.leaderboard_deactivate)(board=model, by=actor)
+    await sync_to_async(services.leaderboard_deactivate)(board=model, by=key.actor)
     return Ok(await board_json(game, board))
 
 
@@ -366,6 +364,5 @@ async def end_competition(request: HttpRequest, key: Authorized, game: str, boar
     model = await Leaderboard.objects.select_related("game").filter(game_id=key.game.id, slug=board).afirst()
     if model is None:
         raise errors.board_not_found(game=key.game, board=board)
-    actor = Actor(name=f"api key {key.api_key.prefix}")
-    await sync_to_async(services.competition_end)(board=model, by=actor)
+    await sync_to_async(services.competition_end)(board=model, by=key.actor)
     return Ok(await board_json(game, board))

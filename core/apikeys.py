@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from . import clock, config, errors, keys, metrics, scripts
+from .audit import Actor
 from .config import ApiKeyConfig, GameConfig
 from .models import ApiKey, Game, hash_secret
 from .redis import get_redis, run_sync
@@ -27,6 +28,11 @@ class Authorized:
     api_key: ApiKeyConfig
     game: GameConfig
     rate_headers: dict[str, str]
+
+    @property
+    def actor(self) -> Actor:
+        """Who acts, in the audit trail: the key, by its public prefix."""
+        return Actor(name=f"API key lbk_{self.api_key.prefix}")
 
 
 def _split_key(raw: str) -> tuple[str, str] | None:

@@ -520,6 +520,8 @@ class AuditEntry(models.Model):
         CORRECT = "correct", "corrected a score"
         ERASE = "erase", "erased a player"
         DELETE_GAME = "delete_game", "deleted a game"
+        CREATE_BOARD = "create_board", "created a leaderboard"
+        CHANGE_BOARD = "change_board", "changed a leaderboard's settings"
         CLOSE_BOARD = "close_board", "took a leaderboard out of play"
         END_COMPETITION = "end_competition", "ended a season's competition now"
         WEBHOOK_CREATE = "webhook_create", "registered a webhook endpoint"

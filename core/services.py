@@ -7,7 +7,10 @@ import datetime as dt
 import uuid
 from collections.abc import Sequence
 
+from django.db import transaction
+
 from . import board_rules, clock, config, keys, scripts
+from .audit import Action, Actor, audit_record
 from .models import DEFAULT_PRESENCE_TIMEOUT_SECS, PERIOD_KINDS, Game, Leaderboard
 from .redis import get_redis, run_sync
 
@@ -53,8 +56,10 @@ def leaderboard_create(
     score_format: str = board_rules.INTEGER,
     min_score: int | None = None,
     max_score: int | None = None,
+    by: Actor | None = None,
 ) -> Leaderboard:
-    """A new board of ``game``; ValidationError names each setting that breaks a rule."""
+    """A new board of ``game``; ValidationError names each setting that breaks a rule. Made by
+    someone (``by``: a command, an admin), it is in the audit trail."""
     board = Leaderboard(
         game=game,
         slug=slug,
@@ -74,7 +79,10 @@ def leaderboard_create(
         max_score=max_score,
     )
     board.full_clean()
-    board.save()
+    with transaction.atomic():
+        board.save()
+        if by is not None:
+            audit_record(action=Action.CREATE_BOARD, game_slug=game.slug, by=by, detail={"board": board.slug})
     return board
 
 

@@ -219,7 +219,9 @@ async def put_board(request: HttpRequest, key: Authorized, game: str, board: str
     if not re.match(SLUG_RE, board):
         raise errors.invalid("slug", SLUG_MESSAGE)
     model = await Game.objects.aget(pk=key.game.id)
-    await sync_to_async(leaderboards.leaderboard_put)(game=model, slug=board, settings=payload.model_dump())
+    await sync_to_async(leaderboards.leaderboard_put)(
+        game=model, slug=board, settings=payload.model_dump(), by=key.actor
+    )
     return Ok(await board_json(game, board))
 
 
@@ -233,7 +235,7 @@ async def put_board(request: HttpRequest, key: Authorized, game: str, board: str
 async def patch_board(request: HttpRequest, key: Authorized, game: str, board: str, payload: LeaderboardPatch) -> Ok:
     changes = payload.model_dump(exclude_unset=True)
     model = await _board_model(key, board)
-    await sync_to_async(leaderboards.leaderboard_patch)(board=model, changes=changes)
+    await sync_to_async(leaderboards.leaderboard_patch)(board=model, changes=changes, by=key.actor)
     return Ok(await board_json(game, board))
 
 

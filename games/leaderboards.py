@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from core import clock, errors, keys
+from core.audit import SYSTEM, Action, Actor, audit_record
 from core.board_rules import RuleError
 from core.config import BoardConfig
 from core.errors import ServiceError
@@ -98,7 +99,7 @@ def _invalid(error: ValidationError) -> ServiceError:
     return errors.invalid(name, " ".join(messages))
 
 
-def _save(board: Leaderboard, changed: set[str]) -> Leaderboard:
+def _save(board: Leaderboard, changed: set[str], *, created: bool, by: Actor) -> Leaderboard:
     moved = sorted(f for f in changed if f in KEY_SETTINGS)
     if board.pk and moved and board_has_scores(board=board):
         raise errors.board_has_scores(settings=moved)
@@ -114,6 +115,13 @@ def _save(board: Leaderboard, changed: set[str]) -> Leaderboard:
     try:
         with transaction.atomic():
             board.save()
+            if created or changed:  # an unchanged PUT or PATCH did nothing worth a line
+                audit_record(
+                    action=Action.CREATE_BOARD if created else Action.CHANGE_BOARD,
+                    game_slug=board.game.slug,
+                    by=by,
+                    detail={"board": board.slug, "changed": sorted(changed)},
+                )
     except IntegrityError:
         raise errors.conflict("The board was created meanwhile; retry.", field="slug") from None
     return board
@@ -127,9 +135,10 @@ def _stored(field: str, value: Any) -> Any:
     return value
 
 
-def leaderboard_put(*, game: Game, slug: str, settings: dict[str, Any]) -> tuple[Leaderboard, bool]:
+def leaderboard_put(*, game: Game, slug: str, settings: dict[str, Any], by: Actor = SYSTEM) -> tuple[Leaderboard, bool]:
     """Create the board ``slug`` of the game, or replace all its settings (omitted ones take
-    their defaults); returns it and whether it was created. A deactivated board comes back."""
+    their defaults); returns it and whether it was created. A deactivated board comes back.
+    A creation or a change is in the audit trail, with the settings it changed."""
     board = Leaderboard.objects.filter(game=game, slug=slug).first()
     created = board is None
     if board is None:
@@ -146,7 +155,7 @@ def leaderboard_put(*, game: Game, slug: str, settings: dict[str, Any]) -> tuple
     if not board.active:
         leaderboard_reopen_mark(board=board)
     changed = {f for f in SETTINGS if getattr(board, f) != before[f]}
-    return _save(board, changed), created
+    return _save(board, changed, created=created, by=by), created
 
 
 def leaderboard_reopen_mark(*, board: Leaderboard) -> None:
@@ -161,8 +170,8 @@ def leaderboard_reopen_mark(*, board: Leaderboard) -> None:
     board.reopened_at = moment
 
 
-def leaderboard_patch(*, board: Leaderboard, changes: dict[str, Any]) -> Leaderboard:
-    """Change some of the board's settings."""
+def leaderboard_patch(*, board: Leaderboard, changes: dict[str, Any], by: Actor = SYSTEM) -> Leaderboard:
+    """Change some of the board's settings (in the audit trail when any changed)."""
     changed = set()
     for field, value in changes.items():
         if field not in SETTINGS:
@@ -171,4 +180,4 @@ def leaderboard_patch(*, board: Leaderboard, changes: dict[str, Any]) -> Leaderb
         if getattr(board, field) != value:
             setattr(board, field, value)
             changed.add(field)
-    return _save(board, changed)
+    return _save(board, changed, created=False, by=by)

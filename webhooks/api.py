@@ -15,7 +15,6 @@ from ninja import Query, Router
 from core import clock
 from core.api import Authorized, BearerKey, Ok, authorized
 from core.api import errors as error_responses
-from core.audit import Actor
 from core.models import Game
 from games.schemas import Instant
 
@@ -106,11 +105,6 @@ def attempt_json(attempt: Attempt) -> dict[str, Any]:
     }
 
 
-def audit_actor_of(key: Authorized) -> Actor:
-    """Who acts, in the audit trail: the API key, by its public prefix."""
-    return Actor(name=f"API key lbk_{key.api_key.prefix}")
-
-
 async def _endpoint(key: Authorized, endpoint_id: str) -> Endpoint:
     return await sync_to_async(selectors.endpoint_get)(game_id=key.game.id, endpoint_id=endpoint_id)
 
@@ -140,7 +134,7 @@ async def create_webhook(request: HttpRequest, key: Authorized, game: str, paylo
     now = clock.now()
     model = await Game.objects.aget(pk=key.game.id)
     endpoint = await sync_to_async(endpoint_services.endpoint_create)(
-        game=model, now=now, by=audit_actor_of(key), **payload.model_dump()
+        game=model, now=now, by=key.actor, **payload.model_dump()
     )
     return Ok({**endpoint_json(endpoint, now), "secret": endpoint.secret}, status=201)
 
@@ -198,7 +192,7 @@ async def patch_webhook(
     changes = {name: value for name, value in payload.model_dump(exclude_unset=True).items() if value is not None}
     endpoint = await _endpoint(key, endpoint_id)
     endpoint = await sync_to_async(endpoint_services.endpoint_update)(
-        endpoint=endpoint, changes=changes, now=now, by=audit_actor_of(key)
+        endpoint=endpoint, changes=changes, now=now, by=key.actor
     )
     return Ok(endpoint_json(endpoint, now))
 
@@ -214,7 +208,7 @@ async def delete_webhook(request: HttpRequest, key: Authorized, game: str, endpo
     """Deletes it with its deliveries; answers it as it was."""
     endpoint = await _endpoint(key, endpoint_id)
     body = endpoint_json(endpoint, clock.now())
-    await sync_to_async(endpoint_services.endpoint_delete)(endpoint=endpoint, by=audit_actor_of(key))
+    await sync_to_async(endpoint_services.endpoint_delete)(endpoint=endpoint, by=key.actor)
     return Ok(body)
 
 
@@ -230,7 +224,7 @@ async def rotate_secret(request: HttpRequest, key: Authorized, game: str, endpoi
     now = clock.now()
     endpoint = await _endpoint(key, endpoint_id)
     endpoint = await sync_to_async(endpoint_services.secret_rotate)(
-        endpoint=endpoint, grace_secs=payload.grace_secs, now=now, by=audit_actor_of(key)
+        endpoint=endpoint, grace_secs=payload.grace_secs, now=now, by=key.actor
     )
     return Ok({**endpoint_json(endpoint, now), "secret": endpoint.secret})
 
@@ -244,9 +238,7 @@ async def rotate_secret(request: HttpRequest, key: Authorized, game: str, endpoi
 @authorized(manage=True)
 async def test_webhook(request: HttpRequest, key: Authorized, game: str, endpoint_id: str) -> Ok:
     endpoint = await _endpoint(key, endpoint_id)
-    event = await sync_to_async(endpoint_services.endpoint_test)(
-        endpoint=endpoint, now=clock.now(), by=audit_actor_of(key)
-    )
+    event = await sync_to_async(endpoint_services.endpoint_test)(endpoint=endpoint, now=clock.now(), by=key.actor)
     return Ok({"event_id": event.event_id, "event_type": event.type}, status=202)
 
 
@@ -310,9 +302,7 @@ async def replay_delivery(request: HttpRequest, key: Authorized, game: str, endp
     """Pending again, due now, with a fresh schedule and the same `webhook-id` and body."""
     endpoint = await _endpoint(key, endpoint_id)
     delivery = await sync_to_async(selectors.delivery_get)(endpoint=endpoint, delivery_id=delivery_id)
-    delivery = await sync_to_async(replay_services.delivery_replay)(
-        delivery=delivery, now=clock.now(), by=audit_actor_of(key)
-    )
+    delivery = await sync_to_async(replay_services.delivery_replay)(delivery=delivery, now=clock.now(), by=key.actor)
     return Ok({"total": 1, "deliveries": [delivery_json(delivery)]}, status=202)
 
 
@@ -329,6 +319,6 @@ async def replay_failed(request: HttpRequest, key: Authorized, game: str, endpoi
     endpoint = await _endpoint(key, endpoint_id)
     since, until = payload.since, payload.until
     replayed = await sync_to_async(replay_services.failed_replay)(
-        endpoint=endpoint, since=since, until=until, now=clock.now(), by=audit_actor_of(key)
+        endpoint=endpoint, since=since, until=until, now=clock.now(), by=key.actor
     )
     return Ok({"replayed": replayed}, status=202)

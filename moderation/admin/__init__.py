@@ -4,6 +4,6 @@ game's boards is added on top by live/admin.py."""
 
 from __future__ import annotations
 
-from . import api_keys, games, players
+from . import api_keys, boards, games, players
 
-__all__ = ["api_keys", "games", "players"]
+__all__ = ["api_keys", "boards", "games", "players"]

@@ -183,7 +183,7 @@ def end_competition_view(admin: ModelAdmin[Game], request: HttpRequest, object_i
     if not admin.has_change_permission(request, game):
         raise PermissionDenied
     board = get_object_or_404(Leaderboard.objects.select_related("game"), game=game, slug=slug)
-    back = reverse("admin:core_game_change", args=[game.pk])
+    back = reverse("admin:core_leaderboard_change", args=[board.pk])
     if request.method == "POST" and request.POST.get("confirm") == "yes":
         try:
             competition_end(board=board, by=Actor.of(request.user))

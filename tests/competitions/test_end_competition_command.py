@@ -47,7 +47,7 @@ def test_it_ends_a_seasons_competition_from_the_command_line_and_audits_it():
         "(was 2026-06-01T00:00:00.000Z); 1 close job(s) due, which settle it.\n"
     )
     assert Leaderboard.objects.get(slug="cup").ends_at == T0 == clock.now()
-    entry = AuditEntry.objects.get()
+    entry = AuditEntry.objects.get(action="end_competition")
     assert (entry.action, entry.actor_name, entry.game_slug, entry.detail["leaderboard"]) == (
         "end_competition",
         "manage.py end_competition",
@@ -76,4 +76,4 @@ def test_it_says_why_it_ends_nothing():
         ("lg", "weekly"): "Nothing was ended: Only a competing season ends early; 'weekly' does not compete in its "
         "all-time window in a season (daily, weekly, monthly and custom periods end on their own).",
     }
-    assert AuditEntry.objects.count() == 1
+    assert AuditEntry.objects.filter(action="end_competition").count() == 1

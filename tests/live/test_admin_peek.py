@@ -9,6 +9,7 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import Page, expect
 
+from core import apikeys
 from core import services as core_services
 from core.config import GameConfig
 from core.models import Game
@@ -66,14 +67,13 @@ def test_it_peeks_at_the_top_of_every_board_with_names_escaped(admin_client, gam
     for period in ("daily", "weekly", "monthly"):
         assert re.search(rf'<h4 data-peek-caption="main/{period}">{period} \S+ — 2 players</h4>', html)
     assert '<h4 data-peek-caption="main/all-time">all-time — 2 players</h4>' in html
-    assert html.count('type="checkbox" name="leaderboards-0-windows"') == 5
     assert 'src="/static/live/admin-peek.js" type="module"' in html
 
 
 def test_it_says_when_a_board_is_empty_and_renders_the_add_page(admin_client, game):
     assert b"No scores yet." in admin_client.get(change_url(game)).content
     response = admin_client.get(reverse("admin:core_game_add"))
-    assert response.status_code == 200 and b'name="leaderboards-__prefix__-windows"' in response.content
+    assert response.status_code == 200 and b'name="timezone"' in response.content
     assert b"data-admin-peek" not in response.content
 
 
@@ -121,3 +121,35 @@ def test_it_keeps_the_peek_live_as_scores_come_in(
     assert score.evaluate("td => td.scrollWidth <= td.clientWidth")
     box, table = score.bounding_box(), page.locator('table[data-peek-period="daily"]').bounding_box()
     assert box is not None and table is not None and box["x"] + box["width"] <= table["x"] + table["width"] + 1
+
+
+@pytest.mark.browser
+def test_it_fits_a_game_of_four_boards_and_its_board_pages_in_the_window(
+    scores: Scores,  # noqa: F811
+    asgi_live_server: str,  # noqa: F811
+    page: Page,
+    django_user_model,
+) -> None:
+    # The game page once held every board's whole form and a key table 1,583 px wide.
+    game = Game.objects.get(slug="tetris")
+    for slug in ("track-1", "points", "season"):
+        core_services.leaderboard_create(game=game, slug=slug, name=slug.replace("-", " ").title())
+    for name in ("eu-servers-with-a-long-name", "ops"):
+        apikeys.api_key_create(game=game, name=name)
+    scores.post("alice", 123_456_789_012, "Alice")
+    django_user_model.objects.create_superuser("root", password="pw-long-enough-1")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{asgi_live_server}/admin/login/?next=/admin/core/game/{game.pk}/change/")
+    page.get_by_label("Username").fill("root")
+    page.get_by_label("Password").fill("pw-long-enough-1")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("link", name="Add a leaderboard")).to_be_visible()
+
+    wide = "() => document.documentElement.scrollWidth <= window.innerWidth"
+    assert page.evaluate(wide)
+    page.get_by_role("link", name="Track 1").click()
+    expect(page.get_by_role("heading", name="Change leaderboard")).to_be_visible()
+    assert page.evaluate(wide)
+    page.goto(f"{asgi_live_server}/admin/core/leaderboard/?q=track")
+    expect(page.get_by_role("link", name="Track 1")).to_be_visible()
+    assert page.evaluate(wide)

@@ -98,14 +98,21 @@ def _board_row(board: Leaderboard) -> dict[str, object]:
     }
 
 
-def game_form(
-    game: Game, *new_keys: dict[str, str], new_boards: tuple[Leaderboard, ...] = (), **changes: object
-) -> dict[str, object]:
-    """The game change form as the browser posts it, with inline rows for ``new_keys`` and
-    ``new_boards`` beside the existing ones; ``changes`` override any field (board fields
-    as ``leaderboards-0-<field>``)."""
+def board_form(board: Leaderboard, **changes: object) -> dict[str, object]:
+    """A board's own admin form (add or change) as the browser posts it; ``changes`` override."""
+    data = {**_board_row(board), "game": board.game_id, **changes}
+    del data["id"]
+    return data
+
+
+def board_url(board: Leaderboard) -> str:
+    return reverse("admin:core_leaderboard_change", args=[board.pk])
+
+
+def game_form(game: Game, *new_keys: dict[str, str], **changes: object) -> dict[str, object]:
+    """The game change form as the browser posts it, with inline rows for ``new_keys`` beside
+    the existing ones; ``changes`` override any field."""
     existing = list(game.api_keys.order_by("pk")) if game.pk else []
-    boards = (list(game.leaderboards.order_by("pk")) if game.pk else []) + list(new_boards)
     data: dict[str, object] = {
         "name": game.name,
         "description": game.description,
@@ -117,10 +124,6 @@ def game_form(
         "api_keys-INITIAL_FORMS": len(existing),
         "api_keys-MIN_NUM_FORMS": 0,
         "api_keys-MAX_NUM_FORMS": 1000,
-        "leaderboards-TOTAL_FORMS": len(boards),
-        "leaderboards-INITIAL_FORMS": len(boards) - len(new_boards),
-        "leaderboards-MIN_NUM_FORMS": 0,
-        "leaderboards-MAX_NUM_FORMS": 1000,
     }
     rows = [
         {
@@ -136,9 +139,6 @@ def game_form(
     for i, row in enumerate(rows):
         data.update({f"api_keys-{i}-{field}": value for field, value in row.items()})
         data[f"api_keys-{i}-game"] = game.pk or ""
-    for i, board in enumerate(boards):
-        data.update({f"leaderboards-{i}-{field}": value for field, value in _board_row(board).items()})
-        data[f"leaderboards-{i}-game"] = game.pk or ""
     data.update(changes)
     return data
 
@@ -162,46 +162,53 @@ def test_it_lists_games_with_their_board_count(admin_client, game, make_game):
     assert b'<td class="field-board_count">1</td>' in response.content
 
 
-def test_it_edits_a_boards_windows_with_checkboxes_and_validates_the_timezone(admin_client, game):
-    response = admin_client.post(change_url(game), {**game_form(game), "leaderboards-0-windows": ["weekly", "daily"]})
+def test_it_edits_a_boards_windows_with_checkboxes_on_its_own_page(admin_client, game):
+    main = game.leaderboards.get()
+    response = admin_client.post(board_url(main), board_form(main, windows=["weekly", "daily"]))
     assert response.status_code == 302
-    board = game.leaderboards.get()
-    assert board.windows == ["daily", "weekly"]
+    main.refresh_from_db()
+    assert main.windows == ["daily", "weekly"]
 
+    response = admin_client.post(board_url(main), board_form(main, windows=[]))
+    assert response.status_code == 200 and b"This field is required." in response.content
+    main.refresh_from_db()
+    assert main.windows == ["daily", "weekly"]
+
+
+def test_it_validates_the_games_timezone(admin_client, game):
     response = admin_client.post(change_url(game), game_form(game, timezone="Mars/Olympus"))
     assert response.status_code == 200
     assert "is not an IANA time zone name" in response.content.decode()
-    response = admin_client.post(change_url(game), {**game_form(game), "leaderboards-0-windows": []})
-    assert response.status_code == 200 and b"This field is required." in response.content
     game.refresh_from_db()
-    board.refresh_from_db()
-    assert (game.timezone, board.windows) == ("UTC", ["daily", "weekly"])
+    assert game.timezone == "UTC"
 
 
-def test_it_keeps_the_slug_and_order_of_an_existing_board(admin_client, game):
-    changes = {"leaderboards-0-slug": "other", "leaderboards-0-order": "asc", "leaderboards-0-name": "Main 2"}
-    response = admin_client.post(change_url(game), {**game_form(game, slug="other"), **changes})
+def test_it_keeps_the_game_slug_and_order_of_an_existing_board(admin_client, game, make_game):
+    other = make_game("snake")
+    main = game.leaderboards.get()
+    changes = {"game": other.pk, "slug": "other", "order": "asc", "name": "Main 2"}
+    response = admin_client.post(board_url(main), board_form(main, **changes))
     assert response.status_code == 302
-    game.refresh_from_db()
-    board = game.leaderboards.get()
-    assert (game.slug, board.slug, board.order, board.name) == ("tetris", "main", "desc", "Main 2")
+    main.refresh_from_db()
+    assert (main.game_id, main.slug, main.order, main.name) == (game.pk, "main", "desc", "Main 2")
 
 
 def test_it_edits_a_boards_competition_under_its_own_heading_with_the_models_rules(admin_client, game):
-    page = admin_client.get(change_url(game)).content.decode()
+    main = game.leaderboards.get()
+    page = admin_client.get(board_url(main)).content.decode()
     # The heading between the windows and the entry rules (the admin's navigation names the
     # Competitions app, with its rewards and leagues, before the form).
     windows = page.index("Windows")
-    assert windows < page.index("Competition", windows) < page.index('name="leaderboards-0-max_attempts"')
-    entry = {"leaderboards-0-entry": "join", "leaderboards-0-max_entrants": "50", "leaderboards-0-max_attempts": "3"}
+    assert windows < page.index("Competition", windows) < page.index('name="max_attempts"')
+    entry = {"entry": "join", "max_entrants": "50", "max_attempts": "3"}
 
     # The board keeps four windows: which one competes must be named.
-    response = admin_client.post(change_url(game), {**game_form(game), **entry})
+    response = admin_client.post(board_url(main), board_form(main, **entry))
     assert response.status_code == 200 and "Name the window that competes" in html.unescape(response.content.decode())
     assert game.leaderboards.get().entry == "open"
 
-    changes = {**entry, "leaderboards-0-competition_window": "weekly", "leaderboards-0-entry_window_secs": "3600"}
-    response = admin_client.post(change_url(game), {**game_form(game), **changes})
+    changes = {**entry, "competition_window": "weekly", "entry_window_secs": "3600"}
+    response = admin_client.post(board_url(main), board_form(main, **changes))
     assert response.status_code == 302
     board = game.leaderboards.get()
     assert (board.competition_window, board.entry, board.max_entrants, board.entry_window_secs, board.max_attempts) == (
@@ -225,48 +232,43 @@ def test_it_adds_a_board_with_a_cron_window_and_previews_its_next_resets(admin_c
         timezone="Europe/Paris",
         format="time_ms",
     )
-    response = admin_client.post(change_url(game), game_form(game, new_boards=(laps,)), follow=True)
+    response = admin_client.post(reverse("admin:core_leaderboard_add"), board_form(laps), follow=True)
     assert response.status_code == 200
     board = game.leaderboards.get(slug="laps")
     assert (board.windows, board.cron, board.format) == (["custom"], "0 18 * * FRI", "time_ms")
     # The pinned clock is Wednesday 2026-03-04: the next Fridays at 18:00 in Paris.
-    page = text(admin_client.get(change_url(game)).content)
+    page = text(admin_client.get(board_url(board)).content)
     assert "At 18:00 on Friday (Europe/Paris): Fri 2026-03-06 18:00, Fri 2026-03-13 18:00, Fri 2026-03-20 18:00" in page
 
     bad = Leaderboard(game=game, slug="bad", name="Bad", windows=["custom"], cron="0 25 * * *")
-    response = admin_client.post(change_url(game), game_form(game, new_boards=(bad,)))
+    response = admin_client.post(reverse("admin:core_leaderboard_add"), board_form(bad))
     assert response.status_code == 200 and "is not a valid cron expression: Bad hour" in response.content.decode()
     assert not game.leaderboards.filter(slug="bad").exists()
 
 
-def test_it_creates_a_game_with_a_key_and_a_board(admin_client):
-    board = Leaderboard(slug="main", name="Main", order="asc", windows=["all-time"])
-    data = game_form(
-        Game(name="Snake"),
-        {"name": "server", "requests_per_minute": "100", "items_per_minute": "60000"},
-        new_boards=(board,),
-    )
+def test_it_creates_a_game_with_a_key_then_adds_its_board_from_the_games_page(admin_client):
+    data = game_form(Game(name="Snake"), {"name": "server"})
     response = admin_client.post(reverse("admin:core_game_add"), {**data, "slug": "snake"}, follow=True)
     assert response.status_code == 200
     game = Game.objects.get(slug="snake")
+    [raw] = shown_keys(response)
+    assert authorize(raw, "snake").game.slug == "snake"
+
+    page = admin_client.get(change_url(game)).content.decode()
+    add = reverse("admin:core_leaderboard_add") + f"?game={game.pk}"
+    assert f'href="{add}"' in page
+    form = admin_client.get(add).content.decode()
+    assert f'<option value="{game.pk}" selected>' in form
+    board = Leaderboard(game=game, slug="main", name="Main", order="asc", windows=["all-time"])
+    assert admin_client.post(reverse("admin:core_leaderboard_add"), board_form(board)).status_code == 302
     created = game.leaderboards.get()
     assert (created.order, created.windows) == ("asc", ["all-time"])
-    [raw] = shown_keys(response)
-    assert authorize(raw, "snake").api_key.requests_per_minute == 100
-
-
-def test_it_checks_the_cron_of_a_board_made_with_its_new_game(admin_client):
-    board = Leaderboard(slug="main", name="Main", windows=["custom"], cron="*/5 * * * *")
-    data = game_form(Game(name="Snake"), new_boards=(board,))
-    response = admin_client.post(reverse("admin:core_game_add"), {**data, "slug": "snake"})
-    assert response.status_code == 200 and "a custom window lasts at least 60 minutes" in response.content.decode()
-    assert not Game.objects.exists()
 
 
 def test_it_shows_a_key_added_inline_once_and_stores_only_its_hash(admin_client, game):
     response = admin_client.post(
         change_url(game),
-        game_form(game, {"name": "eu", "requests_per_minute": "600", "items_per_minute": "60000"}),
+        game_form(game, {"name": "eu"}),
         follow=True,
     )
     assert response.status_code == 200
@@ -274,7 +276,7 @@ def test_it_shows_a_key_added_inline_once_and_stores_only_its_hash(admin_client,
     assert f"New API key for tetris: {raw} — copy it now, it will not be shown again." in response.content.decode()
 
     api_key = ApiKey.objects.get()
-    assert (api_key.name, api_key.requests_per_minute, api_key.game_id) == ("eu", 600, game.pk)
+    assert (api_key.name, api_key.scope, api_key.game_id) == ("eu", "submit", game.pk)
     assert raw.split("_")[1] == api_key.prefix
     assert api_key.secret_hash == hash_secret(raw.split("_", 2)[2]) and raw not in api_key.secret_hash
     assert authorize(raw).api_key.prefix == api_key.prefix
@@ -328,7 +330,8 @@ def test_it_shows_the_api_keys_first_on_the_game_page(admin_client, game):
     apikeys.api_key_create(game=game, name="server")
     html = admin_client.get(change_url(game)).content.decode()
 
-    assert html.index("API keys") < html.index('name="timezone"') < html.index('name="leaderboards-0-mode"')
+    main = reverse("admin:core_leaderboard_change", args=[game.leaderboards.get().pk])
+    assert html.index("API keys") < html.index('name="timezone"') < html.index(f'href="{main}"')
 
 
 def test_it_deletes_a_game_after_saying_what_goes_and_a_confirmation(admin_client, game):

@@ -45,8 +45,13 @@ def lg() -> tuple[Game, str, str]:
     return game, manage, submit
 
 
-def change_page(admin_client, game: Game) -> str:
-    response = admin_client.get(reverse("admin:core_game_change", args=[game.pk]))
+def board_url(slug: str) -> str:
+    return reverse("admin:core_leaderboard_change", args=[Leaderboard.objects.get(slug=slug).pk])
+
+
+def change_page(admin_client, slug: str) -> str:
+    """A board's own admin page, as text."""
+    response = admin_client.get(board_url(slug))
     assert response.status_code == 200
     return text(response.content)
 
@@ -63,7 +68,7 @@ def test_it_shows_a_competing_boards_rules_in_words_and_its_period(admin_client,
     play(submit, "held", {"q1": 1, "q2": 2, "q3": 3})
     ok("put", "/plain", manage, {"mode": "best", "order": "desc", "windows": ["weekly"]})
 
-    page = change_page(admin_client, game)
+    page = change_page(admin_client, "league")
 
     # The league, in cohorts of three within tiers (tests/competitions/test_settlement.py's week).
     assert "ladder Bronze (bottom): top 1 of each cohort go up." in page
@@ -73,20 +78,21 @@ def test_it_shows_a_competing_boards_rules_in_words_and_its_period(admin_client,
     assert "2 cohorts: silver-1 with 3, silver-2 with 3." in page
     assert "If it ended now: 2 promoted, 2 demoted, 2 rewarded (6 entrants in 2 cohorts)." in page
     # Balanced cohorts still held: no settlement preview, and the page drew none of them early.
+    page = change_page(admin_client, "held")
     assert "Period 2026-W10: 3 entrants; settles 2026-03-09 00:00 UTC. No cohorts yet (3 held for the split)." in page
     assert "Its cohorts are drawn at 2026-03-09 00:00 UTC; what it would settle shows from then." in page
     held = Leaderboard.objects.get(slug="held")
     listed = run_sync(lambda: cohort_reads.cohorts_list(board=BoardConfig.from_model(held, game), period="weekly"))
     assert (listed.held, listed.total) == (3, 0)
     # Weekly races end on their own: nothing to end early.
-    assert "End this season's competition now" not in page
+    assert "End this season's competition now" not in page + change_page(admin_client, "plain")
 
 
 def test_it_ends_a_seasons_competition_after_a_confirmation_and_audits_it(admin_client, lg):
     game, manage, submit = lg
     ok("put", "/cup", manage, CUP)
     play(submit, "cup", {"ada": 3, "bob": 2})
-    assert end_url(game, "cup") in admin_client.get(reverse("admin:core_game_change", args=[game.pk])).content.decode()
+    assert end_url(game, "cup") in admin_client.get(board_url("cup")).content.decode()
 
     asked = admin_client.get(end_url(game, "cup"))
     unconfirmed = admin_client.post(end_url(game, "cup"), {})
@@ -101,12 +107,12 @@ def test_it_ends_a_seasons_competition_after_a_confirmation_and_audits_it(admin_
     assert "moves its season's end from 2026-06-01 00:00 UTC to this moment" in question
     assert "after its review buffer of 1 hour" in question
     assert 'rewards Ranks 1 to 2: {"badge": "spring"}' in question
-    assert done.redirect_chain[-1][0] == reverse("admin:core_game_change", args=[game.pk])
+    assert done.redirect_chain[-1][0] == board_url("cup")
     assert "Ended the competition of Spring cup (cup) at 2026-03-04 12:00 UTC" in text(done.content)
     assert "End this season's competition now" not in text(done.content)  # over now
     assert Leaderboard.objects.get(slug="cup").ends_at == T0
     assert "The season of 'cup' is not running" in text(again.content)
-    entry = AuditEntry.objects.get()
+    entry = AuditEntry.objects.get(action="end_competition")
     assert (entry.action, entry.actor_name, entry.detail["leaderboard"]) == ("end_competition", "admin", "cup")
     assert "admin ended a season's competition now lg" in text(audit.content)  # who, what, which game
 
@@ -128,4 +134,4 @@ def test_it_refuses_to_end_what_is_no_season_and_asks_for_the_right_to_change_th
     assert "Only a competing season ends early" in text(weekly.content)
     assert missing.status_code == 404 and forbidden.status_code == 403
     assert Leaderboard.objects.get(slug="cup").ends_at != T0
-    assert not AuditEntry.objects.exists()
+    assert not AuditEntry.objects.filter(action="end_competition").exists()

@@ -58,13 +58,11 @@ def test_it_announces_a_game_deleted_with_its_rows_gone(game: Game) -> None:
 
 
 def test_it_takes_a_board_unchecked_in_admin_out_of_play_as_delete_does(admin_client: Any, game: Game) -> None:
-    from django.urls import reverse
+    from tests.moderation.test_admin import board_form, board_url
 
-    from tests.moderation.test_admin import game_form
-
-    unchecked: Any = {"leaderboards-0-active": ""}  # a form field's name, not an argument of game_form
+    main = game.leaderboards.get()
     with clock_at(NOW):
-        response = admin_client.post(reverse("admin:core_game_change", args=[game.pk]), game_form(game, **unchecked))
+        response = admin_client.post(board_url(main), board_form(main, active=""))
     assert response.status_code == 302
     assert not game.leaderboards.get().active
     (closed,) = checked_events()
@@ -74,19 +72,16 @@ def test_it_takes_a_board_unchecked_in_admin_out_of_play_as_delete_does(admin_cl
 
 
 def test_it_brings_a_board_checked_again_in_admin_back_as_a_new_generation(admin_client: Any, game: Game) -> None:
-    from django.urls import reverse
-
     from games import periods
-    from tests.moderation.test_admin import game_form
+    from tests.moderation.test_admin import board_form, board_url
 
-    change = reverse("admin:core_game_change", args=[game.pk])
-    unchecked: Any = {"leaderboards-0-active": ""}
+    main = game.leaderboards.get()
     with clock_at(NOW):
-        assert admin_client.post(change, game_form(game, **unchecked)).status_code == 302
+        assert admin_client.post(board_url(main), board_form(main, active="")).status_code == 302
     back = NOW + dt.timedelta(minutes=5)
     with clock_at(back):
-        checked: Any = {"leaderboards-0-active": "on"}
-        assert admin_client.post(change, game_form(game, **checked)).status_code == 302
+        main.refresh_from_db()
+        assert admin_client.post(board_url(main), board_form(main, active="on")).status_code == 302
     board = game.leaderboards.get()
     assert (board.active, board.closed_at, board.reopened_at) == (True, NOW, back)
     config = GameConfig.from_model(Game.objects.get(pk=game.pk), "0").boards[0]

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import IntegrityError
 
 from core import board_rules, services
+from core.audit import Actor
 from core.management.commands.creategame import validation_problems
 from core.models import Game, Leaderboard
 
@@ -83,6 +84,7 @@ class Command(BaseCommand):
                 ends_at=_instant("--ends-at", options["ends_at"]),
                 ties=options["ties"],
                 subscore_order=options["subscore_order"],
+                by=Actor.command("createleaderboard"),
                 score_format=options["format"],
                 min_score=options["min_score"],
                 max_score=options["max_score"],
