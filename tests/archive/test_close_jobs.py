@@ -217,10 +217,18 @@ def test_the_admin_lists_archives_and_their_standings_read_only(game, admin_clie
     )
 
     assert listing.status_code == 200 and "2 standings" in listing.content.decode()
-    assert "Close jobs and dead letters" in listing.content.decode()
+    assert "Close jobs (and failed ones to retry)" in listing.content.decode()
     assert "&lt;b&gt;Ada&lt;/b&gt;" in page and "<b>Ada</b>" not in page
     assert standings.status_code == 200 and "2 archived standings" in standings.content.decode()
     assert admin_client.get(reverse("admin:archive_archivedperiod_add")).status_code == 403
+
+
+def test_the_admin_keeps_dead_close_jobs_on_their_own_page_apart_from_the_dead_letters(game, admin_client):
+    # The page once sent its reader to the dead letters, a list that never holds close jobs.
+    page = admin_client.get(reverse("admin:archive_close_jobs")).content.decode()
+
+    assert "as a <strong>dead job</strong> under its board, until it is retried here" in page
+    assert f'href="{reverse("admin:core_deadletter_changelist")}">dead letters</a> are another list' in page
 
 
 def test_the_admin_explains_a_retry_of_a_job_that_is_not_dead(game, admin_client):
