@@ -13,11 +13,13 @@ import functools
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 from cronsim import CronSim, CronSimError
+
+from . import text
 
 DAILY = "daily"
 WEEKLY = "weekly"
@@ -129,6 +131,42 @@ def window_names_check(windows: object) -> None:
         raise RuleError(f"Unknown windows: {', '.join(unknown)}; use {', '.join(WINDOWS)}.", field="windows")
     if len(set(windows)) != len(windows):
         raise RuleError("Each window may appear once.", field="windows")
+
+
+# How pages name a window when the board names it nothing of its own (window_labels).
+WINDOW_LABELS = {"daily": "Daily", "weekly": "Weekly", "monthly": "Monthly", "all-time": "All-time", "custom": "Custom"}
+# A window's own name is a tab's label and a page's heading: a few words ("Race week").
+WINDOW_LABEL_MAX_CHARS = 40
+
+
+def window_label(labels: Mapping[str, str], kind: str) -> str:
+    """A window's name as a tab or a heading shows it: the board's own, else 'Daily' …"""
+    return labels.get(kind) or WINDOW_LABELS.get(kind, kind)
+
+
+def window_phrase(labels: Mapping[str, str], kind: str) -> str:
+    """A window's name inside a sentence ("on the daily board", "on the Race week board")."""
+    return labels.get(kind) or kind
+
+
+def window_labels_check(labels: object, windows: Sequence[object]) -> None:
+    """RuleError unless ``labels`` names some of the board's windows, each in one short line."""
+    if not isinstance(labels, dict):
+        raise RuleError('An object of window names, such as {"custom": "Race week"}.', field="window_labels")
+    for kind, label in labels.items():
+        if kind not in windows:
+            raise RuleError(f"The board keeps no {kind} window to name.", field="window_labels")
+        if (
+            not isinstance(label, str)
+            or not label.strip()
+            or label != label.strip()
+            or len(label) > WINDOW_LABEL_MAX_CHARS
+            or text.has_control_characters(label)
+        ):
+            raise RuleError(
+                f"{kind}: one line of 1 to {WINDOW_LABEL_MAX_CHARS} characters, without spaces at either end.",
+                field="window_labels",
+            )
 
 
 def windows_check(

@@ -64,6 +64,16 @@ class BoardConfig:
     cohort_fill: str = competition_rules.FIRST_COME
     cohort_by: str = competition_rules.BY_NONE
     competition: Competition | None = None
+    # The studio's own names of some windows ("custom" -> "Race week"), as pairs: a config is
+    # hashed (sets of boards), so it holds no dict.
+    window_label_pairs: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def window_labels(self) -> dict[str, str]:
+        return dict(self.window_label_pairs)
+
+    def window_label(self, kind: str) -> str:
+        return board_rules.window_label(self.window_labels, kind)
 
     @property
     def higher_is_better(self) -> bool:
@@ -116,6 +126,9 @@ class BoardConfig:
             order=board.order,
             mode=board.mode,
             windows=tuple(w for w in board_rules.WINDOWS if w in board.windows),
+            window_label_pairs=tuple(
+                (w, board.window_labels[w]) for w in board_rules.WINDOWS if w in (board.window_labels or {})
+            ),
             cron=board.cron,
             timezone=board.timezone or game.timezone,
             starts_at=board.starts_at,

@@ -215,6 +215,12 @@ class Leaderboard(models.Model):
     mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.BEST)
     order = models.CharField(max_length=4, choices=Order.choices, default=Order.DESC)
     windows = models.JSONField(default=default_periods, validators=[_validate_windows])
+    window_labels = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='What pages call a window, e.g. {"custom": "Race week"}; a window without one is '
+        "Daily, Weekly, Monthly, All-time or Custom.",
+    )
     cron = models.CharField(
         max_length=100,
         blank=True,
@@ -357,6 +363,11 @@ class Leaderboard(models.Model):
             errors.update(self._schedule_errors())
         if not errors:
             errors.update(self._competition_errors())
+        if not errors:
+            try:
+                board_rules.window_labels_check(self.window_labels, self.windows)
+            except board_rules.RuleError as exc:
+                errors[exc.field] = str(exc)
         if errors:
             raise ValidationError(errors)
 

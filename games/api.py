@@ -244,8 +244,17 @@ async def patch_board(request: HttpRequest, key: Authorized, game: str, board: s
 reads = Router(tags=["standings"])
 
 
-def _periods_out(current: list[periods.Period]) -> list[dict[str, Any]]:
-    return [{"period": p.kind, "period_id": p.id, "starts_at": p.starts_at, "resets_at": p.ends_at} for p in current]
+def _periods_out(board: config.BoardConfig, current: list[periods.Period]) -> list[dict[str, Any]]:
+    return [
+        {
+            "period": p.kind,
+            "name": board.window_label(p.kind),
+            "period_id": p.id,
+            "starts_at": p.starts_at,
+            "resets_at": p.ends_at,
+        }
+        for p in current
+    ]
 
 
 def _competition_out(board: config.BoardConfig, current: list[periods.Period]) -> dict[str, Any] | None:
@@ -286,7 +295,8 @@ def board_out(board: config.BoardConfig) -> dict[str, Any]:
         "description": board.description,
         "mode": board.mode,
         "order": board.order,
-        "windows": _periods_out(current),
+        "windows": _periods_out(board, current),
+        "window_labels": board.window_labels,
         "cron": board.cron,
         "timezone": board.timezone,
         "starts_at": board.starts_at,

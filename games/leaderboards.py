@@ -31,6 +31,7 @@ SETTINGS = (
     "mode",
     "order",
     "windows",
+    "window_labels",
     "cron",
     "timezone",
     "starts_at",

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, get_args
 from ninja import Schema
 from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, Field, StrictInt
 
+from core.board_rules import WINDOW_LABEL_MAX_CHARS
 from core.competition_rules import (
     CLAIM_WINDOW_DEFAULT_SECS,
     CLAIM_WINDOW_MAX_SECS,
@@ -172,19 +173,28 @@ _REFUSED_ITEM = {
         "field": "scores[1].leaderboard",
     }
 }
+_WINDOW_LABELS_HELP = (
+    'The studio\'s own names of some of the board\'s windows, e.g. {"custom": "Race week"}: pages show them '
+    f"on tabs and in headings; others are Daily, Weekly, Monthly, All-time or Custom (1-{WINDOW_LABEL_MAX_CHARS} "
+    "characters, one line)."
+)
+WindowLabel = Annotated[SingleLine, Field(min_length=1, max_length=WINDOW_LABEL_MAX_CHARS)]
+
 _WINDOW = {
     "period": "daily",
+    "name": "Daily",
     "period_id": "2026-11-24",
     "starts_at": "2026-11-24T00:00:00.000Z",
     "resets_at": "2026-11-25T00:00:00.000Z",
 }
-_BOARD = {
+_BOARD: dict[str, Any] = {
     "slug": "main",
     "name": "Points",
     "description": "",
     "mode": "best",
     "order": "desc",
     "windows": [_WINDOW],
+    "window_labels": {},
     "cron": "",
     "timezone": "UTC",
     "starts_at": None,
@@ -321,6 +331,10 @@ class PeriodOut(Schema):
     model_config = with_example(_WINDOW)
 
     period: Window = Field(description="The window: daily, weekly, monthly, all-time or custom.")
+    name: str = Field(
+        description="What pages call it: the board's `window_labels` entry, else Daily, Weekly, Monthly, "
+        "All-time or Custom."
+    )
     period_id: str
     starts_at: dt.datetime | None
     resets_at: dt.datetime | None
@@ -374,6 +388,7 @@ class LeaderboardOut(Schema):
     mode: Mode
     order: Order
     windows: list[PeriodOut] = Field(description="Each window with its current period and when it resets next.")
+    window_labels: dict[str, str] = Field(description=_WINDOW_LABELS_HELP)
     cron: str = Field(description="When the custom window resets (5-field cron, in `timezone`); '' for none.")
     timezone: str
     starts_at: dt.datetime | None = Field(description="The season's start: no scores before.")
@@ -429,6 +444,9 @@ class LeaderboardIn(BaseModel):
     windows: list[str] = Field(
         default=["daily", "weekly", "monthly", "all-time"], examples=[["weekly", "custom"]], json_schema_extra=_WINDOWS
     )
+    window_labels: dict[str, WindowLabel] = Field(
+        default_factory=dict, description=_WINDOW_LABELS_HELP, examples=[{"custom": "Race week"}]
+    )
     cron: Annotated[SingleLine, Field(max_length=100, examples=["0 18 * * FRI"])] = ""
     timezone: Annotated[SingleLine, Field(max_length=64)] = Field(
         default="", description="An IANA zone; '' uses the game's."
@@ -471,6 +489,7 @@ class LeaderboardPatch(BaseModel):
     mode: Mode = "best"
     order: Order = "desc"
     windows: Annotated[list[str], Field(json_schema_extra=_WINDOWS)] = Field(default_factory=list)
+    window_labels: dict[str, WindowLabel] = Field(default_factory=dict, description=_WINDOW_LABELS_HELP)
     cron: Annotated[SingleLine, Field(max_length=100)] = ""
     timezone: Annotated[SingleLine, Field(max_length=64)] = ""
     ties: Ties = "shared"

@@ -33,6 +33,19 @@ def metadata(value: dict[str, Any] | None) -> str:
     return " · ".join(f"{key}: {item}" for key, item in value.items())
 
 
+@register.filter
+def window_label(board: Any, kind: str) -> str:
+    """A window as a tab or a heading names it: the board's own name for it ("Race week"), else
+    Daily, Weekly, Monthly, All-time or Custom."""
+    return board_rules.window_label(getattr(board, "window_labels", None) or {}, kind)
+
+
+@register.filter
+def window_phrase(board: Any, kind: str) -> str:
+    """A window inside a sentence: "on the daily board", "on the Race week board"."""
+    return board_rules.window_phrase(getattr(board, "window_labels", None) or {}, kind)
+
+
 @register.simple_tag(takes_context=True)
 def board_score(context: template.Context, value: int, board_slug: str) -> str:
     """A score in the format of the game's board ``board_slug`` (a recent panel mixes boards)."""

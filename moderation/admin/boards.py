@@ -94,7 +94,19 @@ class LeaderboardAdmin(admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("game", ("name", "slug"), "active", "description")}),
         ("Scores", {"fields": (("mode", "order", "ties"), ("min_score", "max_score"), "format")}),
-        ("Windows", {"fields": ("windows", ("cron", "timezone"), "next_resets", ("starts_at", "ends_at"), "exports")}),
+        (
+            "Windows",
+            {
+                "fields": (
+                    "windows",
+                    "window_labels",
+                    ("cron", "timezone"),
+                    "next_resets",
+                    ("starts_at", "ends_at"),
+                    "exports",
+                )
+            },
+        ),
         (
             "Competition",
             {

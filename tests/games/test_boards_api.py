@@ -71,6 +71,7 @@ async def test_it_creates_boards_with_a_manage_key_and_lists_them_with_their_win
     # The custom window's current period began last Friday at 18:00 UTC (the game's zone).
     assert track["windows"][1] == {
         "period": "custom",
+        "name": "Custom",
         "period_id": "2026-02-27T18:00Z",
         "starts_at": "2026-02-27T18:00:00.000Z",
         "resets_at": "2026-03-06T18:00:00.000Z",
@@ -341,3 +342,29 @@ async def test_it_refuses_a_patch_that_nulls_a_setting_every_board_has(aclient, 
 
     assert (status, body["error"]["code"], body["error"]["field"]) == (422, "invalid", field)
     assert await call(aclient, "get", "/leaderboards/track-1", manage) == before
+
+
+async def test_it_names_a_window_as_the_studio_says_and_refuses_names_that_cannot_be(aclient, rally):
+    manage, _ = rally
+    race = {**TRACK, "window_labels": {"custom": "Race week"}}
+
+    status, made = await call(aclient, "put", "/leaderboards/track-1", manage, race)
+
+    assert status == 200, made
+    assert made["window_labels"] == {"custom": "Race week"}
+    assert [(w["period"], w["name"]) for w in made["windows"]] == [("weekly", "Weekly"), ("custom", "Race week")]
+    for labels, says in (
+        ({"daily": "Today"}, "The board keeps no daily window to name."),
+        ({"custom": " Race week"}, "custom: one line of 1 to 40 characters, without spaces at either end."),
+        ({"custom": "x" * 41}, None),
+        ({"custom": ""}, None),
+        ({"custom": "Race\nweek"}, None),
+    ):
+        status, refused = await call(aclient, "patch", "/leaderboards/track-1", manage, {"window_labels": labels})
+        # The schema names the key it refused (window_labels.custom); the board's rules, the field.
+        assert (status, refused["error"]["code"]) == (422, "invalid"), labels
+        assert refused["error"]["field"] in ("window_labels", "window_labels.custom"), labels
+        if says:
+            assert refused["error"]["message"] == says
+    status, kept = await call(aclient, "patch", "/leaderboards/track-1", manage, {"window_labels": {}})
+    assert (status, kept["window_labels"], kept["windows"][1]["name"]) == (200, {}, "Custom")

@@ -121,6 +121,7 @@ class Profile(TypedDict):
 
 class Window(TypedDict):
     period: Period
+    name: str  # what pages call it: the board's window_labels entry, else Daily, Weekly, ...
     period_id: str
     starts_at: str | None
     resets_at: str | None
@@ -190,6 +191,7 @@ class Leaderboard(_CompetitionRules):
     mode: Literal["increment", "best", "latest"]
     order: Literal["desc", "asc"]
     windows: list[Window]
+    window_labels: dict[str, str]
     cron: str
     timezone: str
     starts_at: str | None

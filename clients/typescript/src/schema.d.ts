@@ -1074,8 +1074,10 @@ export interface components {
          *       "tiers": [],
          *       "ties": "shared",
          *       "timezone": "UTC",
+         *       "window_labels": {},
          *       "windows": [
          *         {
+         *           "name": "Daily",
          *           "period": "daily",
          *           "period_id": "2026-11-24",
          *           "resets_at": "2026-11-25T00:00:00.000Z",
@@ -1106,6 +1108,13 @@ export interface components {
              * @description Each window with its current period and when it resets next.
              */
             windows: components["schemas"]["PeriodOut"][];
+            /**
+             * Window Labels
+             * @description The studio's own names of some of the board's windows, e.g. {"custom": "Race week"}: pages show them on tabs and in headings; others are Daily, Weekly, Monthly, All-time or Custom (1-40 characters, one line).
+             */
+            window_labels: {
+                [key: string]: string;
+            };
             /**
              * Cron
              * @description When the custom window resets (5-field cron, in `timezone`); '' for none.
@@ -1266,6 +1275,7 @@ export interface components {
         /**
          * PeriodOut
          * @example {
+         *       "name": "Daily",
          *       "period": "daily",
          *       "period_id": "2026-11-24",
          *       "resets_at": "2026-11-25T00:00:00.000Z",
@@ -1279,6 +1289,11 @@ export interface components {
              * @enum {string}
              */
             period: "daily" | "weekly" | "monthly" | "all-time" | "custom";
+            /**
+             * Name
+             * @description What pages call it: the board's `window_labels` entry, else Daily, Weekly, Monthly, All-time or Custom.
+             */
+            name: string;
             /** Period Id */
             period_id: string;
             /** Starts At */
@@ -1431,6 +1446,16 @@ export interface components {
              *     ]
              */
             windows: ("daily" | "weekly" | "monthly" | "all-time" | "custom")[];
+            /**
+             * Window Labels
+             * @description The studio's own names of some of the board's windows, e.g. {"custom": "Race week"}: pages show them on tabs and in headings; others are Daily, Weekly, Monthly, All-time or Custom (1-40 characters, one line).
+             * @example {
+             *       "custom": "Race week"
+             *     }
+             */
+            window_labels?: {
+                [key: string]: string;
+            };
             /**
              * Cron
              * @default
@@ -1591,6 +1616,13 @@ export interface components {
             order: "desc" | "asc";
             /** Windows */
             windows?: ("daily" | "weekly" | "monthly" | "all-time" | "custom")[];
+            /**
+             * Window Labels
+             * @description The studio's own names of some of the board's windows, e.g. {"custom": "Race week"}: pages show them on tabs and in headings; others are Daily, Weekly, Monthly, All-time or Custom (1-40 characters, one line).
+             */
+            window_labels?: {
+                [key: string]: string;
+            };
             /**
              * Cron
              * @default
@@ -2662,8 +2694,10 @@ export interface components {
          *           "tiers": [],
          *           "ties": "shared",
          *           "timezone": "UTC",
+         *           "window_labels": {},
          *           "windows": [
          *             {
+         *               "name": "Daily",
          *               "period": "daily",
          *               "period_id": "2026-11-24",
          *               "resets_at": "2026-11-25T00:00:00.000Z",

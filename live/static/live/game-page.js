@@ -74,6 +74,8 @@ export function gamePage(root) {
   var slug = root.getAttribute("data-game");
   var period = root.getAttribute("data-period");
   var leaderboard = root.getAttribute("data-leaderboard");
+  // The window as the page names it in a sentence: "daily", or the studio's own ("Race week").
+  var periodName = root.getAttribute("data-period-name") || root.getAttribute("data-period");
   var periodId = root.getAttribute("data-period-id");
   var page = positiveInt(root.getAttribute("data-page"), 1);
   var pageSize = positiveInt(root.getAttribute("data-page-size"), 50);
@@ -130,7 +132,7 @@ export function gamePage(root) {
       pager.querySelector("[data-live-pager-status]"),
       pages > 1
         ? "Page " + page + " of " + pages + " · " + plural(total, "player")
-        : plural(total, "player") + " on the " + period + " board"
+        : plural(total, "player") + " on the " + periodName + " board"
     );
     var next = pager.querySelector("[data-live-next]");
     var nextOff = pager.querySelector("[data-live-next-off]");
