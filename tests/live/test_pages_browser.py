@@ -57,8 +57,10 @@ SCORES = [
 
 
 def board_rows(page: Page) -> list[list[str]]:
+    """Each row's rank, player and score as shown (the rank without its ▲/▼ cue)."""
     return [
-        [" ".join(cell.split()) for cell in row.locator("td").all_inner_texts()]
+        [row.locator(".rank").inner_text().strip()]
+        + [" ".join(cell.split()) for cell in row.locator("td").all_inner_texts()[1:]]
         for row in page.locator("table.board tbody tr").all()
     ]
 

@@ -6,8 +6,8 @@ const FLIP_DURATION_MS = 350;
 
 // Patches a table.board in place: rows are keyed by data-player-id and keep their DOM
 // nodes, moved rows slide to their new place (FLIP), new rows fade in, changed scores
-// flash. options: slug, period, board (the board its links name, or null), highlight (a player
-// id or null).
+// flash, rows whose rank changed are highlighted. options: slug, period, board (the board its
+// links name, or null), highlight (a player id or null), moves (moves.js's rank cues, or null).
 // A row's score as shown: the live message's formatted value, else the page board's format.
 function shownScore(entry) {
   return typeof entry.shown === "string" ? entry.shown : formatScore(entry.score);
@@ -69,6 +69,7 @@ export function boardTable(table, options) {
     if (rank && rank.textContent !== String(entry.rank)) {
       rank.textContent = String(entry.rank);
       rank.className = "rank rank-" + entry.rank;
+      flash(row, "is-moved");
     }
     setText(row.querySelector("a.player"), entry.display_name || entry.player_id);
     var score = row.querySelector(".col-score");
@@ -101,6 +102,7 @@ export function boardTable(table, options) {
       });
     }
     var wanted = [];
+    var shown = []; // [row, entry]: the rank cues
     var fresh = [];
     var ids = new Set();
     entries.forEach(function (entry) {
@@ -114,6 +116,7 @@ export function boardTable(table, options) {
         fresh.push(row);
       }
       wanted.push(row);
+      shown.push([row, entry]);
     });
     current.forEach(function (row, id) {
       if (!ids.has(id)) body.removeChild(row);
@@ -143,8 +146,35 @@ export function boardTable(table, options) {
     fresh.forEach(function (row) {
       flash(row, "is-new");
     });
+    showMoves(shown);
   }
 
-  return { patch: patch, setOnline: setOnlineById };
+  // The rank cues of the rows shown ([row, {player_id, rank}] pairs), after the moves object
+  // has seen their ranks (a first visit takes them as its baseline).
+  function showMoves(pairs) {
+    if (!options.moves) return;
+    options.moves.shown(
+      pairs.map(function (pair) {
+        return [pair[1].player_id, pair[1].rank];
+      })
+    );
+    pairs.forEach(function (pair) {
+      if (pair[0].cells[0]) options.moves.mark(pair[0].cells[0], pair[1].player_id, pair[1].rank);
+    });
+  }
+
+  // The rows the server rendered, as entries: their cues show before anything changes.
+  function markRendered() {
+    showMoves(
+      Array.prototype.map.call(body.rows, function (row) {
+        var rank = row.querySelector(".rank");
+        return [row, { player_id: row.getAttribute("data-player-id"), rank: parseInt(rank ? rank.textContent : "", 10) }];
+      }).filter(function (pair) {
+        return pair[1].player_id && pair[1].rank > 0;
+      })
+    );
+  }
+
+  return { patch: patch, setOnline: setOnlineById, markRendered: markRendered };
 }
 

@@ -2,6 +2,7 @@
 // board's cohort table.
 
 import { boardTable } from "./board.js";
+import { rankMoves } from "./moves.js";
 import { cohortPanel } from "./cohort.js";
 import { connection, statusIndicator } from "./connection.js";
 import { boardPath, cleanEntries, el, formatScore, getJSON, isNewerPeriod, plural, positiveInt, setText } from "./dom.js";
@@ -14,6 +15,18 @@ import { recentPanel } from "./recent.js";
 function youBar(root, me, options) {
   var node = root.querySelector("[data-me-bar]");
   var jump = node && node.querySelector("[data-me-jump]");
+  // "You moved up to #12": shown in the bar a while, and said once by screen readers (role=status).
+  var notice = document.querySelector("[data-me-move]");
+  var noticeTimer = null;
+  function announce(before, after) {
+    if (!notice || before === 0 || before === after) return;
+    setText(notice, after < before ? "You moved up to #" + after : "You dropped to #" + after);
+    notice.hidden = false;
+    clearTimeout(noticeTimer);
+    noticeTimer = setTimeout(function () {
+      notice.hidden = true;
+    }, MOVE_NOTICE_MS);
+  }
   var onPage = false;
   var rank = 0;
   function render() {
@@ -43,6 +56,7 @@ function youBar(root, me, options) {
       if (!node || message.player_id !== me || message.leaderboard !== options.leaderboard || !message.periods) return;
       var standing = message.periods[options.period];
       if (!standing || typeof standing.rank !== "number") return;
+      announce(rank, standing.rank);
       rank = standing.rank;
       setText(node.querySelector("[data-me-rank]"), "#" + standing.rank);
       setText(
@@ -58,6 +72,9 @@ function youBar(root, me, options) {
   };
 }
 
+
+// How long the you-bar shows "You moved up to #12" (screen readers hear it once, at once).
+const MOVE_NOTICE_MS = 8000;
 
 export function setCountdown(resetsAt) {
   if (typeof resetsAt !== "string") return;
@@ -93,7 +110,15 @@ export function gamePage(root) {
   var table = root.querySelector("table.board");
   var empty = root.querySelector("[data-live-empty]");
   var pager = root.querySelector("[data-live-pager]");
-  var rows = boardTable(table, { slug: slug, period: period, board: boardLink, highlight: me });
+  var legend = root.querySelector("[data-move-legend]");
+  var tableOptions = { slug: slug, period: period, board: boardLink, highlight: me, moves: null };
+  // Rank cues compare within one period: a new one starts from what its page first shows.
+  function watchMoves() {
+    tableOptions.moves = rankMoves([slug, leaderboard, period, periodId].join("|"), legend);
+  }
+  watchMoves();
+  var rows = boardTable(table, tableOptions);
+  rows.markRendered();
   var presence = presencePanel({ slug: slug, period: period, board: boardLink, rows: rows, onChange: null });
   var recent = recentPanel({
     slug: slug,
@@ -121,7 +146,7 @@ export function gamePage(root) {
       empty.appendChild(back);
     } else {
       empty.textContent =
-        "No scores on the " + period + " board yet. They appear here as soon as a game posts one.";
+        "No scores on the " + periodName + " board yet. They appear here as soon as a game posts one.";
     }
   }
 
@@ -147,6 +172,7 @@ export function gamePage(root) {
     if (board.period_id !== periodId) {
       if (!isNewerPeriod(board.period_id, periodId)) return; // an older period's late news
       periodId = board.period_id;
+      watchMoves();
     }
     setCountdown(board.resets_at);
     var entries = cleanEntries(board.entries);
