@@ -120,6 +120,8 @@ PAGES = (
     f"/games/{SLUG}/players/ali/",
     f"/games/{SLUG}/history/?board=track-1",
 )
+# A signed-in user's own pages: the account, its e-mail, password and deletion forms, linking.
+SIGNED_IN_PAGES = ("/account/", "/account/password/", "/account/delete/", f"/games/{SLUG}/link/")
 
 
 def test_it_never_scrolls_sideways_at_any_width_signed_in_or_out(game, asgi_live_server, browser):  # noqa: F811
@@ -127,7 +129,11 @@ def test_it_never_scrolls_sideways_at_any_width_signed_in_or_out(game, asgi_live
     for who, session in (("out", None), ("in", cookie)):
         for width in WIDTHS:
             context, page = new_page(browser, asgi_live_server, width, session)
-            paths = (*PAGES, "/account/") if session else (*PAGES, "/account/login/", "/account/signup/")
+            paths = (
+                (*PAGES, *SIGNED_IN_PAGES)
+                if session
+                else (*PAGES, "/account/login/", "/account/signup/", "/account/password/reset/")
+            )
             for path in paths:
                 page.goto(asgi_live_server + path)
                 if session:
