@@ -13,6 +13,7 @@ import pytest
 from django.conf import settings
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
+from tests.a11y.axe import serious_violations
 from tests.competitions.league_pages import (
     API,
     BOARD,
@@ -113,6 +114,8 @@ def test_it_fits_the_league_pages_at_every_width_signed_in_and_out(
                 tab.locator(part).screenshot(path=str(SCREENSHOTS / f"{name}-{who}-{width}-part.png"))
                 scroll = tab.evaluate("document.documentElement.scrollWidth")
                 assert scroll <= width, (name, who, width, scroll)
+                if width in (WIDTHS[0], WIDTHS[-1]):
+                    assert serious_violations(tab) == [], (name, who, width)
             assert_links_answer(asgi_live_server, tab)
 
 

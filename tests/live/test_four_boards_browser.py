@@ -27,6 +27,7 @@ from core import apikeys
 from core import services as core_services
 from core.clock import now as clock_now
 from core.models import Game
+from tests.a11y.axe import serious_violations
 from tests.conftest import auth
 from tests.live_server import ACTION_TIMEOUT_MS, LIVE_WITHIN_MS, asgi_live_server, browser, live_broadcaster  # noqa: F401
 
@@ -257,3 +258,19 @@ def test_it_brings_a_player_back_to_the_board_they_were_on_when_they_log_in(game
     expect(page).to_have_url(asgi_live_server + board)
     expect(page.get_by_role("button", name="Log out")).to_be_visible()
     context.close()
+
+
+def test_it_has_no_serious_accessibility_violation_on_any_page(game, asgi_live_server, browser):  # noqa: F811
+    cookie = signed_in_cookie(game[0])
+    found: dict[str, list[dict[str, object]]] = {}
+    for who, session in (("out", None), ("in", cookie)):
+        for width in (1280, 320):
+            context, page = new_page(browser, asgi_live_server, width, session)
+            paths = (*PAGES, *SIGNED_IN_PAGES) if session else (*PAGES, "/account/login/", "/account/signup/")
+            for path in paths:
+                page.goto(asgi_live_server + path)
+                violations = serious_violations(page)
+                if violations:
+                    found[f"{who} {width} {path}"] = violations
+            context.close()
+    assert found == {}
