@@ -112,6 +112,11 @@ SOCKET_MESSAGES = Counter(
     "leaderboard_socket_messages_total",
     "Frames sent to websockets (snapshots, standings, presence, followed players, errors).",
 )
+LIVE_DEEP_READS = Counter(
+    "leaderboard_live_deep_reads_total",
+    "Reads of live views below a board's top (live/sockets/deep.py): one per distinct view, "
+    "process and change, however many sockets show the view.",
+)
 SOCKET_ADMISSION_WAIT_SECONDS = Histogram(
     "leaderboard_socket_admission_wait_seconds",
     "Time an opening websocket waited in its process's admission queue for its turn to open.",

@@ -44,6 +44,8 @@ from .selectors import CohortPlace
 
 # A watcher may ask for at most this many rows; the broadcaster reads this many once per board.
 LIVE_LIMIT_MAX = 100
+# How deep a live view may start (the API's offsets go as far).
+LIVE_OFFSET_MAX = 1_000_000_000
 # The game page's recent-submissions panel shows this many.
 RECENT_LIVE_LIMIT = 15
 # The home page shows each game's top this many.
@@ -77,6 +79,7 @@ class StandingsPayload(TypedDict):
     version: int
     total: int
     entries: list[EntryPayload]
+    offset: NotRequired[int]  # a view subscribed with an offset: where its rows start
 
 
 @with_config(_CLOSED)
@@ -282,9 +285,12 @@ def _entries(board: Board, fmt: str, online: Collection[str], limit: int | None 
     return entries
 
 
-def standings(leaderboard: BoardConfig, board: Board, version: int, online: Collection[str] = ()) -> StandingsPayload:
-    """``online``: which of the board's players are online (a dot beside their row)."""
-    return {
+def standings(
+    leaderboard: BoardConfig, board: Board, version: int, online: Collection[str] = (), offset: int | None = None
+) -> StandingsPayload:
+    """``online``: which of the board's players are online (a dot beside their row); ``offset``:
+    where a view subscribed with one starts (its rows are ``board``'s)."""
+    payload: StandingsPayload = {
         "type": "standings",
         "leaderboard": leaderboard.slug,
         "period": board.period.kind,
@@ -294,6 +300,9 @@ def standings(leaderboard: BoardConfig, board: Board, version: int, online: Coll
         "total": board.total,
         "entries": _entries(board, leaderboard.format, online),
     }
+    if offset is not None:
+        payload["offset"] = offset
+    return payload
 
 
 def cohort_standings(

@@ -18,9 +18,9 @@ from . import scripts as live_scripts
 
 
 async def board_snapshot(
-    *, board: BoardConfig, period: periods.Period, limit: int, next_version: bool
+    *, board: BoardConfig, period: periods.Period, limit: int, next_version: bool, offset: int = 0
 ) -> tuple[Board, int]:
-    """The top ``limit`` of a current board with its live version.
+    """``limit`` rows of a current board from ``offset`` (its top by default) with its live version.
 
     ``next_version`` takes a new version in the same script call as the read (the
     broadcaster), so versions follow the order of the snapshots; otherwise the
@@ -31,11 +31,11 @@ async def board_snapshot(
         board_key=keys.board(board.ref, period.kind, period.id),
         ties=board.ties,
         view="page",
-        at=0,
+        at=offset,
         size=limit,
         version="next" if next_version else "current",
     )
-    page = Board(period=period, total=read.total, offset=0, entries=await entries_of(board, read))
+    page = Board(period=period, total=read.total, offset=read.offset, entries=await entries_of(board, read))
     return page, read.version
 
 

@@ -116,7 +116,6 @@ async def game_page(request: HttpRequest, game: str) -> HttpResponse:
         "page": page,
         "pages": pages,
         "page_size": PAGE_SIZE,
-        "live_limit_max": events.LIVE_LIMIT_MAX,
         "recent_limit": events.RECENT_LIVE_LIMIT,
         "previous_page": page - 1 if page > 1 else None,
         "next_page": page + 1 if page < pages else None,

@@ -15,12 +15,14 @@ from typing import Any, ClassVar
 from accounts.selectors import linked_player_id
 from competitions.selectors import cohorts as cohort_reads
 from core import clock, config
+from core.errors import REDIS_ERRORS
 from games import periods
 from games import selectors as board_reads
 from presence import selectors as presence_selectors
 from presence import services as presence_services
 
 from .. import events, fanout, selectors, services
+from . import deep
 from .base import CLOSE_NO_SUCH_GAME, LiveSocket
 from .cohorts import CohortViews, View
 from .messages import (
@@ -51,6 +53,7 @@ class GameSocket(LiveSocket):
     async def start(self) -> bool:
         # A view is one window of one leaderboard: (board slug, window).
         self.subscriptions: dict[View, int] = {}  # view -> limit
+        self.offsets: dict[View, int] = {}  # view -> where its rows start (0: the top)
         self.versions: dict[View, int] = {}  # view -> last standings version sent
         # view -> the period id this socket is on; versions count per period id.
         self.period_ids: dict[View, str] = {}
@@ -133,6 +136,9 @@ class GameSocket(LiveSocket):
             )
             await self.error("invalid", limit_text)
             return
+        if message.cohort is not None and message.offset:
+            await self.error("invalid", "offset is for a view of the board, not of a cohort.")
+            return
         if message.cohort is not None:
             # The board's group carries the window's resets to its cohort views too.
             if await self.cohorts.subscribe(board, period, message.cohort, limit):
@@ -140,14 +146,18 @@ class GameSocket(LiveSocket):
                 await self._send_followed_standings([view], self.followed)
             return
         await self.join(events.board_group(board.ref, period))
+        offset = message.offset
         self.subscriptions[view] = limit
+        self.offsets[view] = offset
         current = periods.window_current(board, period, clock.now())
-        page, version = await selectors.board_snapshot(board=board, period=current, limit=limit, next_version=False)
+        page, version = await selectors.board_snapshot(
+            board=board, period=current, limit=limit, next_version=False, offset=offset
+        )
         self.versions[view] = version
         self.period_ids[view] = current.id
         online = await presence_selectors.online_among(game=self.game, player_ids=[e.player_id for e in page.entries])
-        snapshot = events.standings(board, page, version, online)
-        self.last_views[view] = fanout.encode(_rows(snapshot, limit))
+        snapshot = events.standings(board, page, version, online, offset=offset or None)
+        self.last_views[view] = fanout.encode(_rows(snapshot, 0, limit))
         await self.send_json(snapshot)
         await self._send_followed_standings([view], self.followed)
 
@@ -161,6 +171,7 @@ class GameSocket(LiveSocket):
             await self.cohorts.unsubscribe(view)
         else:
             self.subscriptions.pop(view, None)
+            self.offsets.pop(view, None)
             self.versions.pop(view, None)
             self.last_views.pop(view, None)
             self.period_ids.pop(view, None)
@@ -290,12 +301,44 @@ class GameSocket(LiveSocket):
             return  # not watched, or a late message of a period that already ended
         if payload["version"] <= self.versions.get(view, 0):
             return  # not newer than what this socket has
+        offset = self.offsets.get(view, 0)
+        if offset + limit > events.LIVE_LIMIT_MAX:
+            # Below the rows the message carries: it says the window changed; the view's own
+            # rows are read (once per process, view and version: deep.py).
+            self.run_held(self._deep_update(view, payload["period_id"], payload["version"]))
+            return
         self.versions[view] = payload["version"]
-        shown = delivery.frame(("rows", limit), lambda: _rows(payload, limit))
+        shown = delivery.frame(("rows", offset, limit), lambda: _rows(payload, offset, limit))
         if shown == self.last_views.get(view):
-            return  # the board changed below this socket's rows: nothing it shows moved
+            return  # the board changed outside this socket's rows: nothing it shows moved
         self.last_views[view] = shown
-        self.push(delivery.frame(("standings", limit), lambda: {**payload, "entries": payload["entries"][:limit]}))
+        self.push(delivery.frame(("standings", offset, limit), lambda: _view_payload(payload, offset, limit)))
+
+    async def _deep_update(self, view: View, period_id: str, version: int) -> None:
+        """A deep view's rows, sent when they moved (a missed read while Redis is away is made
+        good by the window's next change)."""
+        board, limit, offset = self.game.board_named(view[0]), self.subscriptions.get(view), self.offsets.get(view, 0)
+        if board is None or limit is None or version <= self.versions.get(view, 0):
+            return  # unsubscribed meanwhile, or already as new
+        current = periods.window_current(board, view[1], clock.now())
+        if current.id != period_id:
+            return  # the window rolled over meanwhile: its reset brings the new period
+        try:
+            message = await deep.deep_pages().page(
+                game=self.game, board=board, period=current, offset=offset, limit=limit, version=version
+            )
+        except REDIS_ERRORS:
+            return
+        if self.subscriptions.get(view) != limit or self.offsets.get(view, 0) != offset:
+            return  # subscribed again to other rows while reading
+        if message["version"] <= self.versions.get(view, 0):
+            return
+        self.versions[view] = message["version"]
+        shown = fanout.encode(_rows(message, 0, limit))
+        if shown == self.last_views.get(view):
+            return
+        self.last_views[view] = shown
+        await self.send_json(message)
 
     def _player(self, delivery: fanout.Delivery) -> None:
         payload: events.PlayerPayload = delivery.payload  # type: ignore[assignment]
@@ -338,6 +381,15 @@ class GameSocket(LiveSocket):
         return True
 
 
-def _rows(payload: events.StandingsPayload, limit: int) -> list[Any]:
-    """What a socket showing ``limit`` rows shows of a standings message (its version aside)."""
-    return [payload["period_id"], payload["total"], payload["entries"][:limit]]
+def _rows(payload: events.StandingsPayload, offset: int, limit: int) -> list[Any]:
+    """What a socket showing ``limit`` rows from ``offset`` shows of a standings message (its
+    version aside)."""
+    return [payload["period_id"], payload["total"], payload["entries"][offset : offset + limit]]
+
+
+def _view_payload(payload: events.StandingsPayload, offset: int, limit: int) -> events.StandingsPayload:
+    """A top message as a view of ``limit`` rows from ``offset`` sees it."""
+    shown: events.StandingsPayload = {**payload, "entries": payload["entries"][offset : offset + limit]}
+    if offset:
+        shown["offset"] = offset
+    return shown

@@ -51,6 +51,8 @@ class Subscribe(BaseModel):
     leaderboard: str | None = None  # the game's first board when absent
     period: str
     limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=events.LIVE_LIMIT_MAX)
+    # Rows from this position (0: the top): a deep page of the board, live as the top is.
+    offset: int = Field(default=0, ge=0, le=events.LIVE_OFFSET_MAX)
     cohort: CohortId | None = None  # a cohort of the window ("mine": the followed player's) instead of the board
 
 
@@ -103,6 +105,7 @@ FIELD_MESSAGES: dict[str, str] = {
     "leaderboard": "leaderboard must be the slug of one of this game's active leaderboards.",
     "period": "period must be one of: {windows}.",
     "limit": f"limit must be an integer from 1 to {events.LIVE_LIMIT_MAX}.",
+    "offset": f"offset must be an integer from 0 to {events.LIVE_OFFSET_MAX:,}.",
     "player_ids": f"player_ids must be a list of at most {MAX_FOLLOWED} valid player ids.",
     "cohort": 'cohort must be "mine" or a cohort id, such as "3".',
 }

@@ -271,6 +271,32 @@ def test_it_shows_a_rank_change_on_the_player_page(
     assert_same_page(page)
 
 
+def test_it_keeps_the_players_neighbours_live_when_only_they_move(
+    asgi_live_server,  # noqa: F811
+    live_broadcaster,  # noqa: F811
+    scores,
+    page,
+):
+    # Ranks 1..20 with bob at 10: his neighbours may reorder without his rank moving, which once
+    # left the table around him as it was.
+    scores.post_many([(f"p{n:02d}", 2000 - n * 10) for n in range(1, 21) if n != 10])
+    scores.post("bob", 1900, "Bob")
+    page.goto(f"{asgi_live_server}/games/{SLUG}/players/bob/")
+    expect(status(page)).to_have_attribute("data-state", "live")
+    around = page.locator("table.board tbody tr")
+    expect(around).to_have_count(11)
+    assert [r[1] for r in board_rows(page)][5:9] == ["Bob", "p11", "p12", "p13"]
+    mark_page(page)
+
+    until_shown(
+        lambda: scores.post("p13", 1885),  # passes p12 (1880), stays below bob (1900)
+        lambda ms: expect(around.nth(7)).to_have_attribute("data-player-id", "p13", timeout=ms),
+    )
+    assert [r[1] for r in board_rows(page)][5:9] == ["Bob", "p11", "p13", "p12"]
+    expect(page.locator(".stat[data-period=daily] .stat-rank")).to_have_text("#10 of 20")
+    assert_same_page(page)
+
+
 def test_it_shows_a_hostile_display_name_arriving_live_as_text(
     asgi_live_server,  # noqa: F811
     live_broadcaster,  # noqa: F811
@@ -336,12 +362,27 @@ def test_it_polls_the_player_page_when_websockets_are_blocked(
     )
 
 
-def test_it_stays_static_beyond_the_top_of_the_board(asgi_live_server, scores, page):  # noqa: F811
-    scores.post_many([(f"p{n:03d}", n) for n in range(101)])
+def test_it_keeps_a_page_beyond_the_top_of_the_board_live(
+    asgi_live_server,  # noqa: F811
+    live_broadcaster,  # noqa: F811
+    scores,
+    page,
+):
+    # Page 3 once said "live for the top 100 only" and never moved.
+    scores.post_many([(f"p{n:03d}", 1000 + n) for n in range(101)])
     page.goto(f"{asgi_live_server}/games/{SLUG}/?page=3")
-
-    expect(status(page)).to_have_attribute("data-state", "static")
+    expect(status(page)).to_have_attribute("data-state", "live")
     expect(page.locator("[data-live-pager-status]")).to_have_text("Page 3 of 3 · 101 players")
+    assert board_rows(page) == [["101", "p000", "1,000"]]
+    mark_page(page)
+
+    until_shown(
+        lambda: scores.post("deep", 1),
+        lambda ms: expect(page.locator("table.board tbody tr")).to_have_count(2, timeout=ms),
+    )
+    assert board_rows(page) == [["101", "p000", "1,000"], ["102", "deep", "1"]]
+    expect(page.locator("[data-live-pager-status]")).to_have_text("Page 3 of 3 · 102 players")
+    assert_same_page(page)
 
 
 def test_it_updates_the_total_and_the_pager_live(

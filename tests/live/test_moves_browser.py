@@ -42,6 +42,8 @@ def test_it_shows_rank_changes_since_the_last_visit_then_live(
     page.goto(f"{asgi_live_server}/games/{SLUG}/")
     expect(legend).to_have_text("▲ ▼ rank changes since you opened this page")
     assert cues(page) == {"alice": "", "bob": "", "carol": ""}
+    expect(page.locator("[data-live-status]")).to_have_attribute("data-state", "live")
+    page.goto("about:blank")  # the visitor leaves: what the page showed last is remembered
 
     scores.post("bob", 400)
     page.goto(f"{asgi_live_server}/games/{SLUG}/")  # the same browser: it remembers what it saw

@@ -100,7 +100,7 @@ async def test_it_answers_an_unknown_field_with_an_error_and_stays_open(make_gam
     assert error == {
         "type": "error",
         "code": "invalid",
-        "message": "Unknown field 'limt': subscribe takes action, leaderboard, period, limit, cohort.",
+        "message": "Unknown field 'limt': subscribe takes action, leaderboard, period, limit, offset, cohort.",
     }
     await ws.send_json_to({"action": "subscribe", "period": "daily", "limit": 5})
     assert (await ws.receive_json_from())["type"] == "standings"

@@ -42,7 +42,7 @@ export function linesAfter(moves, tail) {
 }
 
 // options: slug, leaderboard, me (a player id or null). Returns null when the page has no cohort
-// table, or shows a page of it past the first (live for the top rows only, as the board is).
+// table, or shows a page of it past the first (a cohort is live on its first page only).
 export function cohortPanel(root, options) {
   if (!root || root.getAttribute("data-page") !== "1") return null;
   var cohort = root.getAttribute("data-cohort");

@@ -96,17 +96,13 @@ export function gamePage(root) {
   var periodId = root.getAttribute("data-period-id");
   var page = positiveInt(root.getAttribute("data-page"), 1);
   var pageSize = positiveInt(root.getAttribute("data-page-size"), 50);
-  var limitMax = positiveInt(root.getAttribute("data-live-limit-max"), 100);
   var offset = (page - 1) * pageSize;
   var me = root.getAttribute("data-me");
   // The board links name, as the server's do (none for the game's first board).
   var boardLink = root.getAttribute("data-board-link");
   var indicator = statusIndicator(document.querySelector("[data-live-status]"));
-  // The socket carries the top rows only; deeper pages stay as rendered (the socket
-  // still opens: it carries presence, and it is what shows a linked user online).
-  var boardLive = offset + pageSize <= limitMax;
-  var status = boardLive ? indicator : function () {};
-  if (!boardLive) indicator("static", "live for the top " + limitMax + " only");
+  // Every page is live: the socket's view is this page's rows, from its offset (docs/websocket.md).
+  var status = indicator;
   var table = root.querySelector("table.board");
   var empty = root.querySelector("[data-live-empty]");
   var pager = root.querySelector("[data-live-pager]");
@@ -196,8 +192,7 @@ export function gamePage(root) {
       // the board; followed first, they are also who the cohort view "mine" is.
       if (me) send({ action: "follow", player_ids: [me] });
       if (cohort) cohort.start(send);
-      if (!boardLive) return;
-      send({ action: "subscribe", leaderboard: leaderboard, period: period, limit: offset + pageSize });
+      send({ action: "subscribe", leaderboard: leaderboard, period: period, offset: offset, limit: pageSize });
     },
     onMessage: function (message) {
       if (message.type === "presence") return presence.handle(message);
@@ -205,7 +200,7 @@ export function gamePage(root) {
       if (message.type === "player") return pinned.player(message);
       if (cohort && message.type === "standings" && "cohort" in message) return cohort.handle(message);
       if (cohort && message.type === "reset") cohort.reset(message);
-      if (message.period !== period || !boardLive) return;
+      if (message.period !== period) return;
       if (message.type === "standings") {
         if (typeof message.version !== "number") return;
         if (message.period_id === periodId && message.version <= version) return;
@@ -214,7 +209,7 @@ export function gamePage(root) {
           period_id: message.period_id,
           resets_at: message.resets_at,
           total: message.total,
-          entries: cleanEntries(message.entries).slice(offset, offset + pageSize),
+          entries: cleanEntries(message.entries),
         });
       } else if (message.type === "reset" && isNewerPeriod(message.period_id, periodId)) {
         version = 0; // the new period's board counts versions from 1
@@ -224,7 +219,6 @@ export function gamePage(root) {
     },
     poll: function (isLive) {
       var presenceRead = Promise.all([presence.poll(), recent.poll(), cohort ? cohort.poll(isLive) : null]);
-      if (!boardLive) return presenceRead;
       var url = boardPath(slug, leaderboard, period, "?limit=" + pageSize + (offset ? "&offset=" + offset : ""));
       return Promise.all([
         presenceRead,

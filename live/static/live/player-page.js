@@ -21,6 +21,8 @@ import { presencePanel } from "./presence.js";
 
 // The around table of the player page is re-read at most this often.
 const AROUND_REFRESH_MIN_MS = 1000;
+// A live view has at most this many rows (the socket's limit).
+const AROUND_LIVE_MAX = 100;
 
 export function playerPage(root) {
   var slug = root.getAttribute("data-game");
@@ -180,6 +182,35 @@ export function playerPage(root) {
       });
   }
 
+  // The around rows are a live view too: the socket's view of the shown window starts `radius`
+  // rows above the player, and moves with them (their rank comes in their player messages).
+  var sendNow = null;
+  var aroundOffset = -1; // -1: no around view subscribed
+  function watchAround(rank) {
+    if (!aroundRows || !sendNow || !(rank > 0)) return;
+    var offset = Math.max(0, rank - 1 - radius);
+    if (offset === aroundOffset) return;
+    aroundOffset = offset;
+    var limit = Math.min(2 * radius + 1, AROUND_LIVE_MAX);
+    sendNow({ action: "subscribe", leaderboard: leaderboard, period: shownPeriod, offset: offset, limit: limit });
+  }
+
+  function onAround(message) {
+    var at = typeof message.offset === "number" ? message.offset : 0;
+    if (aroundOffset < 0 || at !== aroundOffset) return;
+    var card = cards.get(shownPeriod);
+    if (!card || message.period_id !== card.getAttribute("data-period-id")) return;
+    var entries = cleanEntries(message.entries);
+    // Rows without the player: they moved out of the view; their player message moves it.
+    if (!entries.some(function (entry) { return entry.player_id === playerId; })) return;
+    aroundRows.patch(entries);
+    aroundTable.hidden = false;
+    around.querySelector("[data-live-empty]").hidden = true;
+    if (typeof message.total === "number") {
+      setText(around.querySelector("[data-live-around-total]"), plural(message.total, "player"));
+    }
+  }
+
   // A period rolled over: the player has no score on the new board until told otherwise.
   function newPeriod(kind, periodId) {
     var card = cards.get(kind);
@@ -208,6 +239,7 @@ export function playerPage(root) {
       if (kind === shownPeriod && (!before || before.rank !== after.rank || before.score !== after.score)) {
         refreshAround();
       }
+      if (kind === shownPeriod && after) watchAround(after.rank);
     });
   }
 
@@ -216,9 +248,14 @@ export function playerPage(root) {
     status: status,
     start: function (send) {
       // A board's player messages come only while the board is subscribed; the
-      // snapshots (one row each) are only used to notice a new period.
+      // snapshots (one row each) are only used to notice a new period. The shown window's
+      // view is the rows around the player once they have a rank.
+      sendNow = send;
+      aroundOffset = -1;
       cards.forEach(function (card, kind) {
-        send({ action: "subscribe", leaderboard: leaderboard, period: kind, limit: 1 });
+        var standing = kind === shownPeriod ? shown(card) : null;
+        if (standing && aroundRows) watchAround(standing.rank);
+        else send({ action: "subscribe", leaderboard: leaderboard, period: kind, limit: 1 });
       });
       send({ action: "follow", player_ids: [playerId] });
       presence.start(send);
@@ -226,7 +263,10 @@ export function playerPage(root) {
     onMessage: function (message) {
       if (message.type === "presence") presence.handle(message);
       else if (message.type === "player") onPlayer(message);
-      else if (message.type === "standings" || message.type === "reset") newPeriod(message.period, message.period_id);
+      else if (message.type === "standings" || message.type === "reset") {
+        newPeriod(message.period, message.period_id);
+        if (message.type === "standings" && message.period === shownPeriod) onAround(message);
+      }
     },
     poll: function (isLive) {
       var reads = [
