@@ -21,9 +21,14 @@ local now, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 local version = redis.call('GET', KEYS[4]) or '0'
 
 -- One budget: {new TAT, ms before it allows this cost (0: now), its state after}.
+-- A stored TAT is at most a window ahead of the time it was written (a later one is never stored);
+-- one further ahead was written before the clock stepped back, and is forgotten rather than
+-- holding the key refused until the old time comes round again.
 local function budget(key, limit, cost)
   local interval = window / limit
-  local tat = math.max(tonumber(redis.call('GET', key) or '0'), now)
+  local stored = tonumber(redis.call('GET', key) or '0')
+  if stored > now + window then stored = now end
+  local tat = math.max(stored, now)
   local new_tat = tat + cost * interval
   local allow_at = new_tat - window
   local wait = 0
