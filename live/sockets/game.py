@@ -22,9 +22,9 @@ from presence import selectors as presence_selectors
 from presence import services as presence_services
 
 from .. import events, fanout, selectors, services
-from . import deep
 from .base import CLOSE_NO_SUCH_GAME, LiveSocket
 from .cohorts import CohortViews, View
+from .deep import deep_pages
 from .messages import (
     DEFAULT_LIMIT,
     FIELD_MESSAGES,
@@ -324,7 +324,7 @@ class GameSocket(LiveSocket):
         if current.id != period_id:
             return  # the window rolled over meanwhile: its reset brings the new period
         try:
-            message = await deep.deep_pages().page(
+            message = await deep_pages().page(
                 game=self.game, board=board, period=current, offset=offset, limit=limit, version=version
             )
         except REDIS_ERRORS:
