@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-cluster test-api test-time client-types install lint bench bench-fanout bench-presence bench-archive bench-broadcaster bench-cluster clean
+.PHONY: run test test-cluster test-api test-time client-types install lint bench bench-fanout bench-presence bench-archive bench-exports bench-broadcaster bench-cluster clean
 
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -59,6 +59,11 @@ bench-presence: $(STAMP)
 
 bench-archive: $(STAMP)
 	$(PY) bench/archive.py
+
+# A period of 1,000,000 players exported (CSV, JSON Lines) from Redis and from its archive through
+# the real server, beside the same rows read without it (bench/exports.py, docs/benchmarks.md#exports).
+bench-exports: $(STAMP)
+	$(PY) bench/exports.py
 
 bench-broadcaster: $(STAMP)
 	$(PY) bench/broadcaster.py

@@ -17,13 +17,14 @@ import os
 import platform
 import random
 import re
+import resource
 import signal
 import socket
 import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -289,6 +290,120 @@ def rss_bytes(pid: int, *, with_descendants: bool = False) -> int:
         except OSError:
             continue
     return total
+
+
+def reset_peak_rss(pid: int) -> bool:
+    """Start a process's peak RSS (VmHWM) afresh at its current RSS (Linux 4.0+; a process of the
+    same user): the peak read after a measure is then that measure's own. False if refused."""
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def peak_rss_bytes(pid: int) -> int:
+    """A process's peak resident memory (VmHWM) since it started or since reset_peak_rss; 0 if it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def thread_cpu_seconds(pid: int, tid: int) -> float:
+    """CPU time used so far by one thread of a process (``tid == pid``: its main thread); 0 if it is gone."""
+    try:
+        raw = Path(f"/proc/{pid}/task/{tid}/stat").read_bytes()
+    except OSError:
+        return 0.0
+    fields = raw[raw.rindex(b")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS_PER_SEC
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """CPU time used so far by one process (all its threads); 0 if it is gone."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return 0.0
+    fields = raw[raw.rindex(b")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS_PER_SEC
+
+
+class ChildrenCpu:
+    """CPU seconds of a process's children that come and go (PostgreSQL's backends: one per
+    connection, gone when it closes), sampled by a thread every ``interval_secs`` until ``stop``.
+
+    ``seconds()`` only grows: a child counts from its CPU when sampling started (0 if it started
+    later) to its last sample, so at most one interval of a child that exits is lost."""
+
+    def __init__(self, pid: int, *, interval_secs: float = 0.05) -> None:
+        import threading
+
+        self.pid, self.interval_secs = pid, interval_secs
+        self._first: dict[int, float] = {}
+        self._last: dict[int, float] = {}
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._sample(started=True)
+        self._thread = threading.Thread(target=self._run, name="children-cpu", daemon=True)
+        self._thread.start()
+
+    def _sample(self, *, started: bool = False) -> None:
+        try:
+            children = [int(c) for c in Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text().split()]
+        except OSError:
+            children = []
+        seen = {child: process_cpu_seconds(child) for child in children}
+        with self._lock:
+            for child, seconds in seen.items():
+                self._first.setdefault(child, seconds if started else 0.0)
+                self._last[child] = max(seconds, self._last.get(child, 0.0))
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self.interval_secs):
+            self._sample()
+
+    def seconds(self) -> float:
+        self._sample()
+        with self._lock:
+            return sum(self._last[child] - self._first[child] for child in self._last)
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+
+
+def own_cpu_seconds() -> float:
+    """CPU time used so far by this process (every thread)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+class CpuClock:
+    """Wall time and the CPU seconds each named reader counts over a ``with`` block.
+
+    ``with CpuClock({"server": lambda: cpu_seconds(pid, with_descendants=True)}) as clock: ...``
+    then ``clock.wall`` and ``clock.cpu["server"]``."""
+
+    def __init__(self, readers: dict[str, Callable[[], float]]) -> None:
+        self.readers = readers
+        self.wall = 0.0
+        self.cpu: dict[str, float] = {}
+
+    def _now(self) -> dict[str, float]:
+        return {name: read() for name, read in self.readers.items()}
+
+    def __enter__(self) -> CpuClock:
+        self._started, self._wall = self._now(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self._wall
+        self.cpu = {name: seconds - self._started[name] for name, seconds in self._now().items()}
 
 
 def mem_available_bytes() -> int:
@@ -590,6 +705,56 @@ async def run_load(
     return result
 
 
+async def send_each(
+    *, port: int, headers: dict[str, str], requests: Iterable[Request], connections: int
+) -> Counter[str]:
+    """Every request once, in order, over ``connections`` keep-alive connections (a fill, not a timed
+    load: no deadline, no warm-up); the answers by status, "<status> with item errors" for a 200
+    whose body reports a refused item."""
+    pending = iter(requests)
+    statuses: Counter[str] = Counter()
+
+    async def sender() -> None:
+        conn = RawHttpConnection(LOOPBACK, port, headers)
+        try:
+            for req in pending:
+                status, reply = await conn.request(req)
+                statuses[f"{status} with item errors" if b'"error"' in reply else str(status)] += 1
+        finally:
+            await conn.close()
+
+    await asyncio.gather(*(sender() for _ in range(connections)))
+    return statuses
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """What one streamed response body held: its bytes, newlines and digest (BLAKE2b)."""
+
+    size_bytes: int
+    lines: int
+    digest: str
+
+
+def read_streamed(url: str, *, headers: dict[str, str], read_timeout_secs: float) -> Streamed:
+    """GET ``url`` and read its body whole as it streams in (httpx, nothing kept but counts and a
+    digest); RuntimeError unless it answers 200."""
+    import hashlib
+
+    import httpx
+
+    digest, lines, size = hashlib.blake2b(), 0, 0
+    timeout = httpx.Timeout(STARTUP_TIMEOUT_SECS, read=read_timeout_secs)
+    with httpx.stream("GET", url, headers=headers, timeout=timeout) as reply:
+        if reply.status_code != 200:
+            raise RuntimeError(f"GET {url} answered {reply.status_code}: {reply.read()[:300]!r}")
+        for chunk in reply.iter_raw():
+            digest.update(chunk)
+            lines += chunk.count(b"\n")
+            size += len(chunk)
+    return Streamed(size, lines, digest.hexdigest())
+
+
 # --------------------------------------------------------------------------- raw Redis
 
 
@@ -638,6 +803,26 @@ def postgres_drop(admin_url: str, database: str) -> None:
 
     with psycopg.connect(f"{admin_url}/postgres", autocommit=True, connect_timeout=5) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+
+
+def postgres_server_of(url: str) -> str:
+    """``scheme://user@host:port`` of a PostgreSQL URL: its database name dropped, the server's address kept."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def postgres_postmaster_pid(connection: object) -> int | None:
+    """The PostgreSQL server's main process, the parent of a Django connection's backend, when it runs
+    on this machine (its descendants' CPU is the database's); None elsewhere or on another vendor."""
+    if getattr(connection, "vendor", "") != "postgresql":
+        return None
+    with connection.cursor() as cursor:  # type: ignore[attr-defined]
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = int(cursor.fetchone()[0])
+    stats = _proc_stats()
+    return stats[backend][0] if backend in stats else None
 
 
 def postgres_version(admin_url: str) -> str:
