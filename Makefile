@@ -54,6 +54,13 @@ bench: $(STAMP)
 bench-fanout: $(STAMP)
 	$(PY) bench/fanout.py
 
+# Live views below the top: 1,000 watchers on the top page, then spread over 1, 10, 100 and
+# 1,000 deep pages of a 100,000-player board; deep reads/s, CPU, latency (bench/deep_views.py,
+# docs/benchmarks.md).
+.PHONY: bench-deep
+bench-deep: $(STAMP)
+	$(PY) bench/deep_views.py
+
 bench-presence: $(STAMP)
 	$(PY) bench/presence.py
 

@@ -42,9 +42,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 if str(REPO_DIR) not in sys.path:
@@ -123,6 +124,13 @@ class ClientJob:
     tracked: int
     # permessage-deflate offered (browsers always offer it; off only to measure what it costs).
     compress: bool = True
+    # Each socket's subscribe frame, in order (empty: every socket subscribes as default_subscribe()).
+    subscribes: tuple[str, ...] = ()
+
+
+def default_subscribe() -> str:
+    """The frame a watcher sends once open: the daily board's top WATCH_LIMIT."""
+    return json.dumps({"action": "subscribe", "leaderboard": "main", "period": WATCH_PERIOD, "limit": WATCH_LIMIT})
 
 
 @dataclass(frozen=True)
@@ -139,6 +147,7 @@ class PassWindow:
 @dataclass
 class _Socket:
     tracked: bool
+    subscribe: str
     ws: Any = None
     count: int = 0
     other: int = 0
@@ -165,6 +174,7 @@ class SocketReport:
     coverage: list[tuple[float, int]]
     first_version: tuple[int, float] | None
     last_version: tuple[int, float] | None
+    subscribe: str = ""  # the frame it subscribed with
 
 
 @dataclass
@@ -182,7 +192,8 @@ class _ClientProcess:
 
     def __init__(self, job: ClientJob, commands: Any, results: Any) -> None:
         self.job, self.commands, self.results = job, commands, results
-        self.sockets = [_Socket(tracked=i < job.tracked) for i in range(job.sockets)]
+        subscribes = job.subscribes or (default_subscribe(),) * job.sockets
+        self.sockets = [_Socket(tracked=i < job.tracked, subscribe=subscribes[i]) for i in range(job.sockets)]
         self.window = PassWindow("", "\0", INF, -INF, -INF)
         self.stopping = False
         self.closed: Counter[str] = Counter()
@@ -252,9 +263,7 @@ class _ClientProcess:
             compression="deflate" if self.job.compress else None,
         )
         try:
-            await ws.send(
-                json.dumps({"action": "subscribe", "leaderboard": "main", "period": WATCH_PERIOD, "limit": WATCH_LIMIT})
-            )
+            await ws.send(sock.subscribe)
             first = json.loads(await asyncio.wait_for(ws.recv(), OPEN_TIMEOUT_SECS))
             if first.get("type") != "standings":
                 raise RuntimeError(f"first message was not a snapshot: {str(first)[:200]}")
@@ -287,8 +296,7 @@ class _ClientProcess:
                 ] += 1
             sock.ws = None
 
-    @staticmethod
-    def _track(sock: _Socket, message: str, now: float, window: PassWindow) -> None:
+    def _track(self, sock: _Socket, message: str, now: float, window: PassWindow) -> None:
         data = json.loads(message)
         version = data["version"]
         if version <= sock.last_version:
@@ -298,7 +306,11 @@ class _ClientProcess:
             if sock.first_version is None:
                 sock.first_version = (version, now)
             sock.window_last_version = (version, now)
-        entries = data["entries"]
+        self._note_entries(sock, data["entries"], now, window)
+
+    @staticmethod
+    def _note_entries(sock: _Socket, entries: list[dict[str, Any]], now: float, window: PassWindow) -> None:
+        """What latency needs of a tracked watcher's message: its top score and the pass's players it lists."""
         if entries:
             sock.coverage.append((now, entries[0]["score"]))
         for entry in entries:
@@ -313,7 +325,7 @@ class _ClientProcess:
             versions_backwards=sum(s.backwards for s in self.sockets),
             closed=Counter(self.closed),
             tracked=[
-                SocketReport(s.first_seen, s.coverage, s.first_version, s.window_last_version)
+                SocketReport(s.first_seen, s.coverage, s.first_version, s.window_last_version, s.subscribe)
                 for s in self.sockets
                 if s.tracked and s.ws is not None
             ],
@@ -327,13 +339,14 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"[:120]
 
 
-def _client_main(job: ClientJob, commands: Any, results: Any) -> None:
-    """Entry point of a client process (spawned, so it shares nothing with the benchmark but the queues)."""
+def _client_main(job: ClientJob, commands: Any, results: Any, kind: type[_ClientProcess] = _ClientProcess) -> None:
+    """Entry point of a client process (spawned, so it shares nothing with the benchmark but the queues);
+    ``kind``: a subclass that reads its messages otherwise (importable by name, as spawn pickles it)."""
     # Ctrl-C reaches the whole process group: the benchmark itself stops these processes in order.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     common.die_with_parent()
     common.raise_open_files_limit(job.sockets + OPEN_FILES_SPARE)
-    process = _ClientProcess(job, commands, results)
+    process = kind(job, commands, results)
     try:
         import uvloop
 
@@ -345,18 +358,34 @@ def _client_main(job: ClientJob, commands: Any, results: Any) -> None:
 class ClientFleet:
     """The client processes of one run, driven from the benchmark process."""
 
-    def __init__(self, *, port: int, clients: int, processes: int, compress: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        port: int,
+        clients: int,
+        processes: int,
+        compress: bool = True,
+        subscribes: Sequence[str] = (),
+        kind: type[_ClientProcess] = _ClientProcess,
+    ) -> None:
+        """``subscribes``: each socket's subscribe frame, in socket order (empty: default_subscribe())."""
         ctx = multiprocessing.get_context("spawn")
         self.results = ctx.Queue()
         self.pipes: list[Any] = []
         self.processes: list[Any] = []
+        # Global indices of the tracked sockets: the first few of each process.
+        self.tracked_sockets: list[int] = []
         sizes = _spread(clients, processes)
         tracked = _spread(min(TRACKED_WATCHERS, clients), processes)
+        first = 0
         for index, (size, watched) in enumerate(zip(sizes, tracked, strict=True)):
             ours, theirs = ctx.Pipe()
+            job = ClientJob(index, port, size, watched, compress, tuple(subscribes[first : first + size]))
+            self.tracked_sockets += range(first, first + watched)
+            first += size
             process = ctx.Process(
                 target=_client_main,
-                args=(ClientJob(index, port, size, watched, compress), theirs, self.results),
+                args=(job, theirs, self.results, kind),
                 name=f"fanout-client-{index}",
                 daemon=True,
             )
@@ -445,8 +474,32 @@ class SubmitResult:
         return len(self.accepted) / self.seconds
 
 
+class Submissions(Protocol):
+    """Who submits what: asked for each submission as it is sent, and told when it is answered."""
+
+    def next(self, i: int) -> tuple[str, int]:
+        """Submission ``i`` of the pass: (player id, score)."""
+        ...
+
+    def answered(self, player_id: str, *, ok: bool) -> None: ...
+
+
+@dataclass
+class NewPlayers:
+    """The default: each submission from a new player (``prefix`` + i), with a score above all before it."""
+
+    prefix: str
+    first_score: int
+
+    def next(self, i: int) -> tuple[str, int]:
+        return f"{self.prefix}{i}", self.first_score + i
+
+    def answered(self, player_id: str, *, ok: bool) -> None:
+        pass
+
+
 async def _submit(
-    *, port: int, raw_key: str, rate: float, window: PassWindow, first_score: int, watch: list[Watched]
+    *, port: int, raw_key: str, rate: float, window: PassWindow, submissions: Submissions, watch: list[Watched]
 ) -> SubmitResult:
     """Open loop: submission i is due at warm-up start + i / rate, on whichever connection is free."""
     headers = {"Authorization": f"Bearer {raw_key}", "Content-Type": "application/json"}
@@ -475,15 +528,17 @@ async def _submit(
                     # only the pass ending while the item waited for a connection.
                     result.unsent += due < window.end - LATE_SEND_SECS
                     continue
-                player_id, score = f"{window.prefix}{i}", first_score + i
+                player_id, score = submissions.next(i)
                 body = b'{"player_id":"%s","score":%d}' % (player_id.encode(), score)
                 sent = time.monotonic()
                 try:
                     status, _ = await conn.request(Request("POST", path, body))
                 except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as error:
+                    submissions.answered(player_id, ok=False)
                     result.statuses[type(error).__name__] += 1
                     await conn.close()
                     continue
+                submissions.answered(player_id, ok=status == 200)
                 done = time.monotonic()
                 if not window.start <= done <= window.end:
                     continue
@@ -703,6 +758,18 @@ def _client_processes(clients: int, wanted: int) -> int:
     return wanted if wanted > 0 else max(1, math.ceil(clients / SOCKETS_PER_CLIENT_PROCESS))
 
 
+def _watched(services: Services, fleet: ClientFleet) -> list[Watched]:
+    """The processes whose CPU a pass reports."""
+    return [
+        Watched("web", services.server.pid, with_descendants=True),
+        Watched("ws", services.ws_server.pid, with_descendants=True),
+        Watched("broadcaster", services.broadcaster.pid),
+        Watched("redis", services.redis.pid),
+        Watched("submitter", os.getpid()),
+        *(Watched(f"client-{i}", pid) for i, pid in enumerate(fleet.pids)),
+    ]
+
+
 def _run(
     services: Services, *, clients: int, processes: int, passes: list[tuple[float, float]], first_score: int
 ) -> RunResult:
@@ -733,14 +800,7 @@ def _run(
         if opened < clients:
             run.error = f"only {opened:,} of {clients:,} sockets opened: {dict(failures)}"
             return run
-        watch = [
-            Watched("web", services.server.pid, with_descendants=True),
-            Watched("ws", services.ws_server.pid, with_descendants=True),
-            Watched("broadcaster", services.broadcaster.pid),
-            Watched("redis", services.redis.pid),
-            Watched("submitter", os.getpid()),
-            *(Watched(f"client-{i}", pid) for i, pid in enumerate(fleet.pids)),
-        ]
+        watch = _watched(services, fleet)
         score = first_score
         for rate, seconds in passes:
             name = f"{clients} watchers, {rate:g}/s"
@@ -754,7 +814,7 @@ def _run(
                     raw_key=services.raw_key,
                     rate=rate,
                     window=window,
-                    first_score=score,
+                    submissions=NewPlayers(prefix, score),
                     watch=watch,
                 )
             )
@@ -1059,17 +1119,20 @@ def _print_profile(path: Path) -> None:
 
 
 def _start_services(
-    tmp: Path, processes: list[subprocess.Popen[bytes]], *, profile: Path | None, settings: str
+    tmp: Path, processes: list[subprocess.Popen[bytes]], *, profile: Path | None, settings: str, mode: str = "best"
 ) -> tuple[Services, int]:
-    """Redis, SQLite, the game and its key, uvicorn and the broadcaster; returns them and the tick in ms."""
+    """Redis, SQLite, the game and its key (a board 'main' in ``mode``), uvicorn and the broadcaster;
+    returns them and the tick in ms."""
     redis_process, redis_url = common.start_redis(tmp / "redis")
     processes.append(redis_process)
     env = common.bench_env(var_dir=tmp, redis_url=redis_url, settings_module=settings)
     common.manage(env, "migrate", "--noinput", "-v", "0")
     common.manage(env, "creategame", GAME_SLUG, "--name", "Fan-out", "--max-per-minute", "0")
-    common.manage(env, "createleaderboard", GAME_SLUG, "main", "--mode", "best")
+    common.manage(env, "createleaderboard", GAME_SLUG, "main", "--mode", mode)
+    # Items too (a score is one; the default 60,000 a minute would refuse bench/deep_views.py's fill).
+    limit = str(API_KEY_REQUESTS_PER_MINUTE)
     raw_key = common.manage_output(
-        env, "createapikey", GAME_SLUG, "--name", "bench", "--requests-per-minute", str(API_KEY_REQUESTS_PER_MINUTE)
+        env, "createapikey", GAME_SLUG, "--name", "bench", "--requests-per-minute", limit, "--items-per-minute", limit
     ).strip()
     settings_out = common.manage_output(
         env, "shell", "--no-imports", "-c", "from django.conf import settings; print(settings.BROADCAST_TICK_MS)"
