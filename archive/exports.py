@@ -115,7 +115,9 @@ async def _archived_entries(archive: Archived) -> AsyncIterator[list[Entry]]:
         rows = selectors.standings_in_order(archive)
         if after is not None:
             rank, player_id = after
-            rows = rows.filter(Q(rank__gt=rank) | Q(rank=rank, ordered_id__gt=player_id))
+            # The lower bound on rank alone lets the index seek to the chunk; an OR by itself
+            # makes SQLite and PostgreSQL walk the period from its first row on every chunk.
+            rows = rows.filter(rank__gte=rank).filter(Q(rank__gt=rank) | Q(ordered_id__gt=player_id))
         chunk = [
             selectors.entry_of(*row)
             async for row in rows.values_list("player_id", "rank", "display_name", "score", "metadata", "subscore")[
