@@ -16,12 +16,13 @@ import asyncio
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 from core import config, metrics
 from games import periods
 from presence import selectors as presence_selectors
 
-from .. import events, selectors
+from .. import events, fanout, selectors
 
 # Distinct deep views one process keeps a read of (a bound on its memory: a view read again
 # after it was dropped costs one more read, nothing else).
@@ -30,10 +31,25 @@ DEEP_VIEWS_MAX = 10_000
 ViewKey = tuple[str, str, str, int, int]  # board ref, window, period id, offset, limit
 
 
+def shown_rows(payload: events.StandingsPayload, offset: int, limit: int) -> list[Any]:
+    """What a socket showing ``limit`` rows from ``offset`` of a standings message shows (its
+    version aside): two messages that give the same are the same to that socket."""
+    return [payload["period_id"], payload["total"], payload["entries"][offset : offset + limit]]
+
+
+@dataclass(frozen=True)
+class DeepView:
+    """One read of a deep view, encoded once for every socket of the process that shows it."""
+
+    version: int
+    frame: str  # the ``standings`` message as sent
+    rows: str  # its shown_rows, encoded: what a socket compares with what it last showed
+
+
 @dataclass
 class _Read:
     version: int  # the standings version that asked for it: the read is at least as new
-    task: asyncio.Future[events.StandingsPayload]
+    task: asyncio.Future[DeepView]
 
 
 class DeepPages:
@@ -51,7 +67,7 @@ class DeepPages:
         offset: int,
         limit: int,
         version: int,
-    ) -> events.StandingsPayload:
+    ) -> DeepView:
         """The view's rows as a ``standings`` message of version ``version`` or newer."""
         key: ViewKey = (board.ref, period.kind, period.id, offset, limit)
         found = self._reads.get(key)
@@ -65,19 +81,21 @@ class DeepPages:
         return await asyncio.shield(found.task)
 
 
-def _failed(task: asyncio.Future[events.StandingsPayload]) -> bool:
+def _failed(task: asyncio.Future[DeepView]) -> bool:
     return task.done() and (task.cancelled() or task.exception() is not None)
 
 
 async def _read(
     game: config.GameConfig, board: config.BoardConfig, period: periods.Period, offset: int, limit: int
-) -> events.StandingsPayload:
+) -> DeepView:
     page, version = await selectors.board_snapshot(
         board=board, period=period, limit=limit, next_version=False, offset=offset
     )
     online = await presence_selectors.online_among(game=game, player_ids=[e.player_id for e in page.entries])
     metrics.LIVE_DEEP_READS.inc()
-    return events.standings(board, page, version, online, offset=offset)
+    message = events.standings(board, page, version, online, offset=offset)
+    # Encoded here, once per read: a socket's part is a comparison and a queued string.
+    return DeepView(version=version, frame=fanout.encode(message), rows=fanout.encode(shown_rows(message, 0, limit)))
 
 
 _pages: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, DeepPages] = weakref.WeakKeyDictionary()

@@ -24,7 +24,7 @@ from presence import services as presence_services
 from .. import events, fanout, selectors, services
 from .base import CLOSE_NO_SUCH_GAME, LiveSocket
 from .cohorts import CohortViews, View
-from .deep import deep_pages
+from .deep import deep_pages, shown_rows
 from .messages import (
     DEFAULT_LIMIT,
     FIELD_MESSAGES,
@@ -57,8 +57,10 @@ class GameSocket(LiveSocket):
         self.versions: dict[View, int] = {}  # view -> last standings version sent
         # view -> the period id this socket is on; versions count per period id.
         self.period_ids: dict[View, str] = {}
-        # view -> what its last message showed (period id, total and rows, as _rows() encodes them)
+        # view -> what its last message showed (period id, total and rows, as deep.shown_rows encodes them)
         self.last_views: dict[View, str] = {}
+        # deep view -> the newest change (period id, version) its update waiting to start covers
+        self.deep_wanted: dict[View, tuple[str, int]] = {}
         self.followed: set[str] = set()
         # Cohort views (sockets/cohorts.py), by the same (board slug, window).
         self.cohorts = CohortViews(self)
@@ -157,7 +159,7 @@ class GameSocket(LiveSocket):
         self.period_ids[view] = current.id
         online = await presence_selectors.online_among(game=self.game, player_ids=[e.player_id for e in page.entries])
         snapshot = events.standings(board, page, version, online, offset=offset or None)
-        self.last_views[view] = fanout.encode(_rows(snapshot, 0, limit))
+        self.last_views[view] = fanout.encode(shown_rows(snapshot, 0, limit))
         await self.send_json(snapshot)
         await self._send_followed_standings([view], self.followed)
 
@@ -304,19 +306,27 @@ class GameSocket(LiveSocket):
         offset = self.offsets.get(view, 0)
         if offset + limit > events.LIVE_LIMIT_MAX:
             # Below the rows the message carries: it says the window changed; the view's own
-            # rows are read (once per process, view and version: deep.py).
-            self.run_held(self._deep_update(view, payload["period_id"], payload["version"]))
+            # rows are read (once per process, view and version: deep.py). Changes that come
+            # while an update of the view waits to start join it: one read covers them all.
+            queued = view in self.deep_wanted
+            self.deep_wanted[view] = (payload["period_id"], payload["version"])
+            if not queued:
+                self.run_held(self._deep_update(view))
             return
         self.versions[view] = payload["version"]
-        shown = delivery.frame(("rows", offset, limit), lambda: _rows(payload, offset, limit))
+        shown = delivery.frame(("rows", offset, limit), lambda: shown_rows(payload, offset, limit))
         if shown == self.last_views.get(view):
             return  # the board changed outside this socket's rows: nothing it shows moved
         self.last_views[view] = shown
         self.push(delivery.frame(("standings", offset, limit), lambda: _view_payload(payload, offset, limit)))
 
-    async def _deep_update(self, view: View, period_id: str, version: int) -> None:
+    async def _deep_update(self, view: View) -> None:
         """A deep view's rows, sent when they moved (a missed read while Redis is away is made
         good by the window's next change)."""
+        wanted = self.deep_wanted.pop(view, None)
+        if wanted is None:
+            return
+        period_id, version = wanted
         board, limit, offset = self.game.board_named(view[0]), self.subscriptions.get(view), self.offsets.get(view, 0)
         if board is None or limit is None or version <= self.versions.get(view, 0):
             return  # unsubscribed meanwhile, or already as new
@@ -324,21 +334,20 @@ class GameSocket(LiveSocket):
         if current.id != period_id:
             return  # the window rolled over meanwhile: its reset brings the new period
         try:
-            message = await deep_pages().page(
+            read = await deep_pages().page(
                 game=self.game, board=board, period=current, offset=offset, limit=limit, version=version
             )
         except REDIS_ERRORS:
             return
         if self.subscriptions.get(view) != limit or self.offsets.get(view, 0) != offset:
             return  # subscribed again to other rows while reading
-        if message["version"] <= self.versions.get(view, 0):
+        if read.version <= self.versions.get(view, 0):
             return
-        self.versions[view] = message["version"]
-        shown = fanout.encode(_rows(message, 0, limit))
-        if shown == self.last_views.get(view):
+        self.versions[view] = read.version
+        if read.rows == self.last_views.get(view):
             return
-        self.last_views[view] = shown
-        await self.send_json(message)
+        self.last_views[view] = read.rows
+        self.push(read.frame)
 
     def _player(self, delivery: fanout.Delivery) -> None:
         payload: events.PlayerPayload = delivery.payload  # type: ignore[assignment]
@@ -379,12 +388,6 @@ class GameSocket(LiveSocket):
             self.versions[view] = 0
             self.last_views.pop(view, None)
         return True
-
-
-def _rows(payload: events.StandingsPayload, offset: int, limit: int) -> list[Any]:
-    """What a socket showing ``limit`` rows from ``offset`` shows of a standings message (its
-    version aside)."""
-    return [payload["period_id"], payload["total"], payload["entries"][offset : offset + limit]]
 
 
 def _view_payload(payload: events.StandingsPayload, offset: int, limit: int) -> events.StandingsPayload:
