@@ -182,6 +182,16 @@ class GameConfig:
     active: bool
     version: str
     boards: tuple[BoardConfig, ...]
+    # Branding and embedding (core/branding.py): "" where the studio set none.
+    short_name: str = ""
+    accent: str = ""
+    logo_version: str = ""
+    embed_origins: tuple[str, ...] = ()
+
+    @property
+    def shown_name(self) -> str:
+        """The name where room is short: the short name, else the name."""
+        return self.short_name or self.name
 
     def board_named(self, slug: str) -> BoardConfig | None:
         """The game's board with this slug (active or not), or None."""
@@ -214,6 +224,10 @@ class GameConfig:
             active=game.active,
             version=version,
             boards=tuple(BoardConfig.from_model(b, game) for b in boards),
+            short_name=game.short_name,
+            accent=game.accent,
+            logo_version=game.logo_version,
+            embed_origins=tuple(game.embed_origins or ()),
         )
 
 
@@ -283,7 +297,8 @@ async def _version(slug: str) -> str:
 
 
 # Games with their boards in one more query, so that GameConfig.from_model runs none.
-_WITH_BOARDS = Game.objects.prefetch_related("leaderboards")
+# The logo's bytes stay in the database: pages and the widget fetch it by its own URL.
+_WITH_BOARDS = Game.objects.defer("logo").prefetch_related("leaderboards")
 
 
 async def get_game(slug: str, *, min_version: str | None = None) -> GameConfig | None:

@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
-from . import board_rules, competition_rules
+from . import board_rules, branding, competition_rules
 from .text import validate_multiline, validate_single_line
 
 # Scores are exact in a Redis double only up to 2**53 - 1.
@@ -167,6 +167,31 @@ class Game(models.Model):
         help_text="A player counts as online this many seconds after they were last seen.",
     )
     active = models.BooleanField(default=True, help_text="Inactive games refuse submissions and leave listings.")
+    # Branding and embedding (core/branding.py, docs/embed.md).
+    short_name = models.CharField(
+        max_length=branding.SHORT_NAME_MAX_CHARS,
+        blank=True,
+        validators=[validate_single_line],
+        help_text="Shown where the name does not fit: phone headers and the embedded widget. Empty: the name.",
+    )
+    accent = models.CharField(
+        max_length=7,
+        blank=True,
+        validators=[branding.accent_check],
+        help_text="The game's colour on its pages and widget, as #1f6feb. Empty: the site's own.",
+    )
+    # The logo's bytes live in the row (at most branding.LOGO_MAX_BYTES): every web node serves
+    # it without shared file storage. Never loaded with the game's config (deferred).
+    logo = models.BinaryField(null=True, blank=True, editable=False)
+    logo_type = models.CharField(max_length=20, blank=True, editable=False)
+    logo_version = models.CharField(max_length=16, blank=True, editable=False)
+    embed_origins = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[branding.validate_origins],
+        help_text="Other websites that may show this game's boards live (widget and iframe), one origin "
+        "each, such as https://studio.example.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -531,6 +556,7 @@ class AuditEntry(models.Model):
         CORRECT = "correct", "corrected a score"
         ERASE = "erase", "erased a player"
         DELETE_GAME = "delete_game", "deleted a game"
+        CHANGE_GAME = "change_game", "changed a game's settings"
         CREATE_BOARD = "create_board", "created a leaderboard"
         CHANGE_BOARD = "change_board", "changed a leaderboard's settings"
         CLOSE_BOARD = "close_board", "took a leaderboard out of play"

@@ -10,12 +10,13 @@ import re
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.http import HttpRequest
 from ninja import Query, Router
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
-from core import clock, competition_rules, config, errors, text
+from core import branding, clock, competition_rules, config, errors, text
 from core.api import ERRORS, READ_ERRORS, Authorized, BearerKey, Ok, authorized, checked_player_id, game_or_404
 from core.api import errors as error_responses
 from core.errors import ServiceError
@@ -329,6 +330,10 @@ def _game_out(game: config.GameConfig) -> dict[str, Any]:
         "timezone": game.timezone,
         "leaderboards": [board_out(b) for b in game.boards[:GAME_BOARDS_SHOWN]],
         "leaderboards_total": len(game.boards),
+        "short_name": game.shown_name,
+        "accent": game.accent or None,
+        "logo_url": branding.logo_path(game.slug, game.logo_version) if game.logo_version else None,
+        "socket": {"path": f"/ws/games/{game.slug}/", "port": settings.LIVE_SOCKET_PORT or None},
     }
 
 

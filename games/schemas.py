@@ -516,6 +516,15 @@ class LeaderboardPatch(BaseModel):
     settle_delay_secs: SettleDelaySecs = Field(default=0, description=_SETTLE_DELAY_HELP)
 
 
+class SocketOut(Schema):
+    model_config = with_example({"path": "/ws/games/tetris/", "port": None})
+
+    path: str = Field(description="The websocket's path, on the host that answered this request.")
+    port: int | None = Field(
+        description="The port of that host the websockets listen on, when it is not this request's (null: the same)."
+    )
+
+
 class GameOut(Schema):
     model_config = with_example(
         {
@@ -525,6 +534,10 @@ class GameOut(Schema):
             "timezone": "UTC",
             "leaderboards": [_BOARD],
             "leaderboards_total": 1,
+            "short_name": "Tetris",
+            "accent": "#1f6feb",
+            "logo_url": "/games/tetris/logo?v=5d41402abc4b2a76",
+            "socket": {"path": "/ws/games/tetris/", "port": None},
         }
     )
 
@@ -537,6 +550,10 @@ class GameOut(Schema):
         "through all of them with `GET /games/{game}/leaderboards`."
     )
     leaderboards_total: int = Field(description="How many leaderboards the game has in all.")
+    short_name: str = Field(description="The name where room is short (the name when the studio set none).")
+    accent: str | None = Field(description="The game's colour, `#rrggbb`, or null for the site's own.")
+    logo_url: str | None = Field(description="The game's logo, a path on this server (null: none).")
+    socket: SocketOut = Field(description="Where this game's live websocket is (docs/websocket.md).")
 
 
 class EntryOut(Schema):

@@ -36,7 +36,6 @@ django.setup(set_prefix=False)  # as get_asgi_application() does, before the imp
 from asgiref.sync import sync_to_async  # noqa: E402
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.core.exceptions import RequestAborted, RequestDataTooBig  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix  # noqa: E402
@@ -46,7 +45,7 @@ from django.http import HttpResponse, HttpResponseBase  # noqa: E402
 from django.urls import path, re_path, set_script_prefix  # noqa: E402
 
 from core import errors  # noqa: E402
-from live.sockets import GameSocket, HomeSocket, OutageGuard, RefuseSocket  # noqa: E402
+from live.sockets import GameOriginValidator, GameSocket, HomeSocket, OutageGuard, RefuseSocket  # noqa: E402
 
 from .middleware import (  # noqa: E402
     API_PREFIX,
@@ -229,7 +228,7 @@ async def http_application(scope: dict[str, Any], receive: Any, send: Any) -> No
 
 
 websocket_application = OutageGuard(
-    AllowedHostsOriginValidator(
+    GameOriginValidator(
         AuthMiddlewareStack(
             URLRouter(
                 [

@@ -15,11 +15,12 @@ metrics) and CORS for the public reads (ReadOnlyCorsMiddleware).
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from asgiref.sync import async_to_sync, iscoroutinefunction, markcoroutinefunction
 from corsheaders.middleware import CorsMiddleware
 from django.core.exceptions import DisallowedHost, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, JsonResponse
@@ -27,7 +28,7 @@ from django.http.response import HttpResponseBase
 from django.middleware.security import SecurityMiddleware
 from django.utils.decorators import sync_and_async_middleware
 
-from core import errors, logs, metrics, pages
+from core import config, errors, logs, metrics, pages
 from core.errors import ServiceError, is_unavailable, report_unavailable
 
 API_PREFIX = "/api/v1/"
@@ -237,9 +238,45 @@ def request_context_middleware(get_response: Handler) -> Handler:
 class ReadOnlyCorsMiddleware(CorsMiddleware):
     """django-cors-headers for the public reads only: a write (POST, PUT, PATCH, DELETE)
     never gets CORS headers, so a browser on another origin cannot read its answer, and a
-    preflight for one is told only GET and HEAD are allowed (CORS_ALLOW_METHODS)."""
+    preflight for one is told only GET and HEAD are allowed (CORS_ALLOW_METHODS).
+
+    Beside CORS_ALLOWED_ORIGINS, a game's reads answer the game's own embed origins (its
+    widget on the studio's site, docs/embed.md), and only that game's."""
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.async_mode:
+            return self.__acall__(request)
+        request._embed_origins = async_to_sync(_embed_origins)(request)  # type: ignore[attr-defined]
+        return super().__call__(request)
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
+        request._embed_origins = await _embed_origins(request)  # type: ignore[attr-defined]
+        return await super().__acall__(request)
+
+    def check_signal(self, request: HttpRequest) -> bool:
+        origin = request.headers.get("origin")
+        return origin in getattr(request, "_embed_origins", ()) or super().check_signal(request)
 
     def add_response_headers(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
         if request.method not in _READ_METHODS:
             return response
         return super().add_response_headers(request, response)
+
+
+_GAME_API_PATH = re.compile(r"^/api/v1/games/([a-z0-9-]{1,50})(?:/|$)")
+
+
+async def _embed_origins(request: HttpRequest) -> tuple[str, ...]:
+    """The embed origins of the game a read is about, when a browser on another origin asks
+    (the config cache answers: no query per request). Unknown while Redis or the database is
+    down: the read itself then answers 503."""
+    found = _GAME_API_PATH.match(request.path_info)
+    if found is None or "origin" not in request.headers or request.method not in _READ_METHODS:
+        return ()
+    try:
+        game = await config.get_game(found.group(1))
+    except Exception as error:
+        if not is_unavailable(error):
+            raise
+        return ()
+    return game.embed_origins if game is not None else ()

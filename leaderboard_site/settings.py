@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "moderation",
     "webhooks",
     "live",
+    "embed",
 ]
 
 MIDDLEWARE = [

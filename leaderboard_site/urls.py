@@ -26,5 +26,6 @@ urlpatterns = [
     path("api/docs", api_docs, name="api-docs"),
     path("", include("accounts.urls")),
     path("", include("archive.urls")),
+    path("", include("embed.urls")),
     path("", include("live.urls")),
 ]

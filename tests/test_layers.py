@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("archive",),
     ("moderation",),
     ("webhooks",),
-    ("live",),
+    ("live", "embed"),
     ("leaderboard_site",),
 ]
 RANK = {package: rank for rank, row in enumerate(LAYERS) for package in row}

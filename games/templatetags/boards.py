@@ -7,8 +7,10 @@ from urllib.parse import urlencode
 
 from django import template
 from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
-from core import board_rules
+from core import board_rules, branding
 
 register = template.Library()
 
@@ -71,3 +73,17 @@ def recent_player_url(context: template.Context, item: Any) -> str:
     if shown is not None and item.leaderboard == shown.slug:
         return f"{url}?{context.get('board_query', '')}period={context.get('period', '')}"
     return f"{url}?{urlencode({'board': item.leaderboard})}"
+
+
+@register.simple_tag
+def game_brand(game: Any) -> str:
+    """The game's logo before its name in a page's heading, and its accent colour as the page
+    head's stripe (a studio's branding, set in admin); nothing where it set none."""
+    parts = []
+    if game.accent:
+        stripe = '<span class="game-accent" style="--game-accent: {}" aria-hidden="true"></span>'
+        parts.append(format_html(stripe, game.accent))
+    if game.logo_version:
+        logo = branding.logo_path(game.slug, game.logo_version)
+        parts.append(format_html('<img class="game-logo" src="{}" alt="" height="32">', logo))
+    return mark_safe("".join(parts))  # each part escaped by format_html

@@ -5,5 +5,6 @@ from __future__ import annotations
 from .game import GameSocket
 from .guard import OutageGuard, RefuseSocket
 from .home import HomeSocket
+from .origins import GameOriginValidator
 
-__all__ = ["GameSocket", "HomeSocket", "OutageGuard", "RefuseSocket"]
+__all__ = ["GameOriginValidator", "GameSocket", "HomeSocket", "OutageGuard", "RefuseSocket"]

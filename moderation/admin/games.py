@@ -18,13 +18,30 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from core.audit import Actor
+from core import branding
+from core.audit import Actor, audit_record
 from core.errors import REDIS_DOWN_MESSAGE, REDIS_ERRORS, ServiceError
-from core.models import AUDIT_REASON_MAX_CHARS, ApiKey, Game
+from core.models import AUDIT_REASON_MAX_CHARS, ApiKey, AuditEntry, Game
 
 from .. import selectors, services
 from .api_keys import save_key
 from .competition import end_competition_view
+
+Action = AuditEntry.Action
+# A game's settings whose change the audit trail records (by name: the values are the studio's).
+AUDITED_GAME_FIELDS = (
+    "name",
+    "description",
+    "timezone",
+    "max_submissions_per_minute",
+    "max_boards",
+    "presence_timeout_secs",
+    "active",
+    "short_name",
+    "accent",
+    "logo_version",
+    "embed_origins",
+)
 
 
 class ApiKeyInline(admin.TabularInline):
@@ -59,8 +76,49 @@ class DeleteGameForm(forms.Form):
         return typed
 
 
+class OriginsField(forms.CharField):
+    """A game's embed origins, one per line (stored as a list in their normal form)."""
+
+    widget = forms.Textarea(attrs={"rows": 3, "placeholder": "https://studio.example"})
+
+    def prepare_value(self, value: Any) -> Any:
+        return "\n".join(value) if isinstance(value, list) else value
+
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]  # a list, from lines
+        text = super().to_python(value) or ""
+        return branding.origins_check(text.splitlines())
+
+
+class GameForm(forms.ModelForm):
+    embed_origins = OriginsField(
+        required=False,
+        help_text="Other websites that may show this game's boards live (the widget and the iframe, "
+        "docs/embed.md): one origin per line, such as https://studio.example or http://localhost:3000.",
+    )
+    logo_upload = forms.FileField(
+        required=False,
+        label="Logo",
+        help_text=f"PNG, JPEG, GIF or WebP, at most {branding.LOGO_MAX_BYTES // 1000} KB; shown 28-32 px high.",
+    )
+    logo_remove = forms.BooleanField(required=False, label="Remove the logo")
+
+    class Meta:
+        model = Game
+        fields = "__all__"
+        widgets = {"accent": forms.TextInput(attrs={"placeholder": "#1f6feb", "size": 8})}
+
+    def clean_logo_upload(self) -> bytes | None:
+        upload = self.cleaned_data.get("logo_upload")
+        if upload is None:
+            return None
+        data = upload.read(branding.LOGO_MAX_BYTES + 1)
+        branding.logo_type(data)  # refuses what is not a small raster image, with the reason
+        return data
+
+
 @admin.register(Game)
 class GameAdmin(admin.ModelAdmin):
+    form = GameForm
     list_display = ("name", "slug", "board_count", "active")
     list_filter = ("active",)
     search_fields = ("name", "slug", "description")
@@ -75,11 +133,15 @@ class GameAdmin(admin.ModelAdmin):
         (None, {"fields": (("name", "slug"), "active", "description")}),
         ("Settings", {"fields": ("timezone", "max_submissions_per_minute", "presence_timeout_secs", "max_boards")}),
         ("Leaderboards", {"fields": ("board_list",)}),
+        (
+            "Branding and embedding",
+            {"fields": (("short_name", "accent"), "logo_shown", "logo_upload", "logo_remove", "embed_origins")},
+        ),
     )
 
     def get_readonly_fields(self, request: HttpRequest, obj: Game | None = None) -> tuple[str, ...]:
         # Every Redis key of a game is named after its slug: changing it would orphan them.
-        return ("board_list",) if obj is None else ("slug", "board_list")
+        return ("board_list", "logo_shown") if obj is None else ("slug", "board_list", "logo_shown")
 
     def view_on_site(self, obj: Game) -> str:
         return reverse("live:game", args=[obj.slug])
@@ -108,6 +170,32 @@ class GameAdmin(admin.ModelAdmin):
         return format_html(
             '<ul class="board-list">{}</ul><p><a class="addlink" href="{}">Add a leaderboard</a></p>', rows, add
         )
+
+    @admin.display(description="current logo")
+    def logo_shown(self, obj: Game) -> SafeString | str:
+        if not obj.logo_version:
+            return "None yet."
+        return format_html('<img class="game-logo" src="{}" alt="">', branding.logo_path(obj.slug, obj.logo_version))
+
+    def save_model(self, request: HttpRequest, obj: Game, form: forms.ModelForm, change: bool) -> None:
+        """The logo set or removed, then the game saved; a change of its settings is audited."""
+        before = Game.objects.defer("logo").get(pk=obj.pk) if change else None
+        upload = form.cleaned_data.get("logo_upload")
+        if upload is not None:
+            obj.logo, obj.logo_type = upload, branding.logo_type(upload)
+            obj.logo_version = branding.logo_version(upload)
+        elif form.cleaned_data.get("logo_remove"):
+            obj.logo, obj.logo_type, obj.logo_version = None, "", ""
+        super().save_model(request, obj, form, change)
+        if before is not None:
+            changed = sorted(f for f in AUDITED_GAME_FIELDS if getattr(obj, f) != getattr(before, f))
+            if changed:
+                audit_record(
+                    action=Action.CHANGE_GAME,
+                    game_slug=obj.slug,
+                    by=Actor.of(request.user),
+                    detail={"changed": changed},
+                )
 
     @admin.display(description="leaderboards")
     def board_count(self, obj: Game) -> int:

@@ -2660,6 +2660,7 @@ export interface components {
         /**
          * GameOut
          * @example {
+         *       "accent": "#1f6feb",
          *       "description": "Stack the blocks.",
          *       "leaderboards": [
          *         {
@@ -2707,8 +2708,14 @@ export interface components {
          *         }
          *       ],
          *       "leaderboards_total": 1,
+         *       "logo_url": "/games/tetris/logo?v=5d41402abc4b2a76",
          *       "name": "Tetris",
+         *       "short_name": "Tetris",
          *       "slug": "tetris",
+         *       "socket": {
+         *         "path": "/ws/games/tetris/",
+         *         "port": null
+         *       },
          *       "timezone": "UTC"
          *     }
          */
@@ -2731,6 +2738,42 @@ export interface components {
              * @description How many leaderboards the game has in all.
              */
             leaderboards_total: number;
+            /**
+             * Short Name
+             * @description The name where room is short (the name when the studio set none).
+             */
+            short_name: string;
+            /**
+             * Accent
+             * @description The game's colour, `#rrggbb`, or null for the site's own.
+             */
+            accent: string | null;
+            /**
+             * Logo Url
+             * @description The game's logo, a path on this server (null: none).
+             */
+            logo_url: string | null;
+            /** @description Where this game's live websocket is (docs/websocket.md). */
+            socket: components["schemas"]["SocketOut"];
+        };
+        /**
+         * SocketOut
+         * @example {
+         *       "path": "/ws/games/tetris/",
+         *       "port": null
+         *     }
+         */
+        SocketOut: {
+            /**
+             * Path
+             * @description The websocket's path, on the host that answered this request.
+             */
+            path: string;
+            /**
+             * Port
+             * @description The port of that host the websockets listen on, when it is not this request's (null: the same).
+             */
+            port: number | null;
         };
         /**
          * RecentOut

@@ -47,6 +47,7 @@ function socketHost() {
 // A websocket that reconnects by itself, and a poller that runs while it is not live.
 // "Live" means the socket answered: its first message (the subscription's snapshot)
 // came in, not merely that it opened.
+//   url (optional): the socket's URL, when not this page's host (an embedded board);
 //   start(send): (re)subscribe on each new socket;  onMessage(message);
 //   poll(isLive): one round of API reads;  status(state).
 export function connection(options) {
@@ -109,7 +110,7 @@ export function connection(options) {
   function open() {
     retryTimer = null;
     if (stopped || socket) return;
-    var url = (location.protocol === "https:" ? "wss://" : "ws://") + socketHost() + options.path;
+    var url = options.url || (location.protocol === "https:" ? "wss://" : "ws://") + socketHost() + options.path;
     var ws;
     try {
       ws = new WebSocket(url);
@@ -183,23 +184,35 @@ export function connection(options) {
     live = false;
   }
 
-  // A page kept in the back/forward cache must not hold a socket; it reconnects when shown.
-  window.addEventListener("pagehide", stop);
-  window.addEventListener("pageshow", function (event) {
+  function onPageShow(event) {
     if (!event.persisted) return;
     stopped = false;
     attempt = 0;
     setLive(false);
     open();
-  });
-  window.addEventListener("online", function () {
+  }
+
+  function onOnline() {
     if (stopped || socket) return;
     clearTimeout(retryTimer);
     open();
-  });
+  }
+
+  // A page kept in the back/forward cache must not hold a socket; it reconnects when shown.
+  window.addEventListener("pagehide", stop);
+  window.addEventListener("pageshow", onPageShow);
+  window.addEventListener("online", onOnline);
+
+  // For good (an embedded board taken off its page): the socket, the poller and the listeners.
+  function close() {
+    stop();
+    window.removeEventListener("pagehide", stop);
+    window.removeEventListener("pageshow", onPageShow);
+    window.removeEventListener("online", onOnline);
+  }
 
   setLive(false);
   open();
-  return { isLive: isLive };
+  return { isLive: isLive, close: close };
 }
 
