@@ -78,10 +78,24 @@ def _with_static_files(application: Any) -> Any:
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "websocket":
             await application(scope, receive, send)
+        elif scope["path"].startswith("/static/"):
+            await static(scope, receive, _any_origin(send))
         else:
             await static(scope, receive, send)
 
     return app
+
+
+def _any_origin(send: Any) -> Any:
+    """Static files readable from any origin, as whitenoise serves them (its default) in
+    production and in `make run`: another site's page loads the widget's modules."""
+
+    async def sending(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), (b"access-control-allow-origin", b"*")]}
+        await send(message)
+
+    return sending
 
 
 @pytest.fixture

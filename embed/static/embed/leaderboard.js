@@ -113,12 +113,12 @@ class LeaderboardBoard extends HTMLElement {
     this.logo = el("img");
     this.logo.alt = "";
     this.logo.hidden = true;
-    this.title = el("h2");
-    this.title.id = "title";
+    this.heading = el("h2");
+    this.heading.id = "title";
     panel.setAttribute("aria-labelledby", "title");
     this.status = el("span", "status", STATUS_TEXT.connecting);
     this.status.setAttribute("role", "status");
-    header.append(this.logo, this.title, this.status);
+    header.append(this.logo, this.heading, this.status);
     this.table = el("table");
     this.table.setAttribute("part", "table");
     this.caption = el("caption");
@@ -230,7 +230,7 @@ class LeaderboardBoard extends HTMLElement {
       this.logo.src = server + game.logo_url;
       this.logo.hidden = false;
     }
-    this.title.replaceChildren(document.createTextNode(game.short_name), el("span", "sub", board.name + " · " + window_.name));
+    this.heading.replaceChildren(document.createTextNode(game.short_name), el("span", "sub", board.name + " · " + window_.name));
     setText(this.caption, game.name + ": " + board.name + ", " + window_.name + ", top " + limit);
     var full = el("a", "", "Full board");
     full.href = server + "/games/" + encodeURIComponent(game.slug) + "/?board=" + encodeURIComponent(board.slug) + "&period=" + encodeURIComponent(period);

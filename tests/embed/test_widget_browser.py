@@ -1,0 +1,216 @@
+"""The widget and the iframe on another website, in a real Chromium: a studio's page served on
+another host and port shows the game's board through `<leaderboard-board>` and through the
+iframe, live (a score posted to the API shows in both while the widget's socket is live), its
+links answer 200, it fits a phone, and axe finds nothing serious. A site the studio did not list
+gets neither: the API and the socket refuse it, and the frame is blocked.
+
+Chromium resolves studio.test and evil.test to 127.0.0.1 (--host-resolver-rules), so that the
+pages have origins of their own that the server's ALLOWED_HOSTS does not know.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from core import apikeys
+from core import services as core_services
+from core.models import Game
+from tests.a11y.axe import serious_violations
+from tests.conftest import auth
+from tests.live_server import (  # noqa: F401 - fixtures
+    ACTION_TIMEOUT_MS,
+    CHROMIUM_ARGS,
+    DEFAULT_CHROMIUM,
+    LIVE_WITHIN_MS,
+    asgi_live_server,
+    live_broadcaster,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+WIDTHS = (1280, 390, 320)
+SCREENSHOTS = os.environ.get("EMBED_SCREENSHOTS", "")
+
+
+class StudioSite:
+    """Another website: one page, on its own port, that embeds the board both ways."""
+
+    def __init__(self, server_url: str) -> None:
+        self.server_url = server_url
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                body = site.html().encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def html(self) -> str:
+        base = self.server_url
+        return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Studio news</title>
+<script type="module" src="{base}/static/embed/leaderboard.js"></script>
+<style>body {{ font-family: Georgia, serif; margin: 1rem; }} iframe {{ width: 100%; height: 320px; border: 0; }}</style>
+</head><body><main>
+<h1>This week in Tetris</h1>
+<leaderboard-board game="tetris" board="main" period="all-time" limit="5" accent="#b91c1c"></leaderboard-board>
+<iframe title="Tetris leaderboard" src="{base}/embed/games/tetris/main/?period=all-time&amp;limit=5"></iframe>
+</main></body></html>"""
+
+    def url(self, host: str) -> str:
+        return f"http://{host}:{self.port}/"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Chromium as tests/live_server.py starts it, with two made-up hosts on 127.0.0.1."""
+    executable = os.environ.get("CHROMIUM", DEFAULT_CHROMIUM)
+    if not os.access(executable, os.X_OK):
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"No Chromium at {executable}")
+        pytest.skip(f"No Chromium at {executable}")
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    playwright = sync_playwright().start()
+    rules = "--host-resolver-rules=MAP studio.test 127.0.0.1, MAP evil.test 127.0.0.1"
+    try:
+        chromium = playwright.chromium.launch(executable_path=executable, args=[*CHROMIUM_ARGS, rules])
+        yield chromium
+        chromium.close()
+    finally:
+        playwright.stop()
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture
+def studio(asgi_live_server: str) -> Iterator[tuple[StudioSite, httpx.Client]]:  # noqa: F811
+    site = StudioSite(asgi_live_server)
+    game = core_services.game_create(slug="tetris", name="Tetris Worldwide", max_submissions_per_minute=0)
+    core_services.leaderboard_create(game=game, slug="main", name="Main")
+    game = Game.objects.get(pk=game.pk)
+    game.short_name, game.accent = "Tetris", "#1d4ed8"
+    game.embed_origins = [site.url("studio.test").rstrip("/")]
+    game.save()
+    _, raw_key = apikeys.api_key_create(game=game, name="server")
+    scores = httpx.Client(base_url=asgi_live_server, headers=auth(raw_key), timeout=10)
+    for player_id, score in (("ann", 900), ("bob", 800), ("cy", 700)):
+        post(scores, player_id, score)
+    yield site, scores
+    scores.close()
+    site.close()
+
+
+def post(scores: httpx.Client, player_id: str, score: int) -> None:
+    body = {"player_id": player_id, "score": score, "display_name": player_id.title()}
+    response = scores.post("/api/v1/games/tetris/leaderboards/main/scores", json=body)
+    assert response.status_code == 200, response.text
+
+
+def open_page(browser: Browser, url: str, width: int) -> tuple[Page, list[str]]:
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    context.set_default_timeout(ACTION_TIMEOUT_MS)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.goto(url)
+    return page, errors
+
+
+def widget_rows(page: Page) -> list[str]:
+    return page.locator("leaderboard-board tbody tr").all_inner_texts()
+
+
+def test_it_shows_a_live_board_on_a_listed_site_both_ways(browser, studio, live_broadcaster):  # noqa: F811
+    site, scores = studio
+    page, errors = open_page(browser, site.url("studio.test"), 1280)
+    widget = page.locator("leaderboard-board")
+    expect(widget.locator(".status")).to_have_text("live", timeout=LIVE_WITHIN_MS)
+    expect(widget.locator("h2")).to_contain_text("Tetris")
+    expect(widget.locator("h2 .sub")).to_have_text("Main · All-time")
+    assert [row.split("\t")[:2] for row in widget_rows(page)] == [["1", "Ann"], ["2", "Bob"], ["3", "Cy"]]
+    frame = page.frame_locator("iframe")
+    expect(frame.locator("leaderboard-board .status")).to_have_text("live", timeout=LIVE_WITHIN_MS)
+
+    post(scores, "dee", 1_000)  # a new leader, live in both
+    expect(widget.locator("tbody tr").first).to_contain_text("Dee", timeout=LIVE_WITHIN_MS)
+    expect(frame.locator("leaderboard-board .panel tbody tr").first).to_contain_text("Dee", timeout=LIVE_WITHIN_MS)
+    expect(widget.locator(".status")).to_have_text("live")  # by the socket, not by polling
+
+    # Every link of the widget, the row that came live included, answers 200.
+    links = widget.locator("a").evaluate_all("nodes => nodes.map(n => n.href)")
+    assert any("/players/dee/" in link for link in links) and any("/games/tetris/?board=main" in link for link in links)
+    for link in links:
+        assert page.request.get(link).status == 200, link
+    assert serious_violations(page) == []
+    assert errors == []
+    page.context.close()
+
+
+def test_it_fits_a_phone_and_themes_by_attribute(browser, studio):
+    site, _ = studio
+    for width in WIDTHS:
+        page, errors = open_page(browser, site.url("studio.test"), width)
+        widget = page.locator("leaderboard-board")
+        expect(widget.locator("tbody tr")).to_have_count(3)
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), width
+        accent = widget.locator(".panel").evaluate("n => getComputedStyle(n).borderTopColor")
+        assert accent == "rgb(185, 28, 28)"  # the tag's accent over the game's
+        if SCREENSHOTS:
+            page.screenshot(path=os.path.join(SCREENSHOTS, f"embed-{width}.png"), full_page=True)
+        assert errors == []
+        page.context.close()
+
+
+def test_it_gives_an_unlisted_site_neither_the_board_nor_the_frame(browser, studio):
+    site, _ = studio
+    page, _ = open_page(browser, site.url("evil.test"), 1280)
+    widget = page.locator("leaderboard-board")
+    expect(widget.locator(".problem")).to_contain_text("could not be loaded")  # the API refused the origin
+    expect(widget.locator("tbody tr")).to_have_count(0)
+    frame = page.frame_locator("iframe")
+    expect(frame.locator("leaderboard-board")).to_have_count(0)  # frame-ancestors blocked it
+    assert page.frames[1].url.startswith("chrome-error://")
+    page.context.close()
+
+
+def test_it_explains_a_wrong_tag_inside_the_widget(browser, studio):
+    site, _ = studio
+    page, _ = open_page(browser, site.url("studio.test"), 1280)
+    page.evaluate(
+        """() => {
+        const tag = document.createElement('leaderboard-board');
+        tag.setAttribute('game', 'tetris');
+        tag.setAttribute('period', 'hourly');
+        tag.id = 'wrong';
+        document.querySelector('main').append(tag);
+    }"""
+    )
+    expect(page.locator("#wrong .problem")).to_have_text("Main keeps no “hourly” window; it keeps daily, weekly, monthly, all-time.")
+    page.context.close()
