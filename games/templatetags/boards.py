@@ -77,8 +77,8 @@ def recent_player_url(context: template.Context, item: Any) -> str:
 
 @register.simple_tag
 def game_brand(game: Any) -> str:
-    """The game's logo before its name in a page's heading, and its accent colour as the page
-    head's stripe (a studio's branding, set in admin); nothing where it set none."""
+    """The game's name in a page's heading, with the studio's branding set in admin: its accent
+    as a stripe before it, its logo, and its short name in place of the name on phones."""
     parts = []
     if game.accent:
         stripe = '<span class="game-accent" style="--game-accent: {}" aria-hidden="true"></span>'
@@ -86,4 +86,9 @@ def game_brand(game: Any) -> str:
     if game.logo_version:
         logo = branding.logo_path(game.slug, game.logo_version)
         parts.append(format_html('<img class="game-logo" src="{}" alt="" height="32">', logo))
-    return mark_safe("".join(parts))  # each part escaped by format_html
+    if game.short_name and game.short_name != game.name:
+        names = '<span class="name-full">{}</span><span class="name-short">{}</span>'
+        parts.append(format_html(names, game.name, game.short_name))
+    else:
+        parts.append(format_html("{}", game.name))
+    return mark_safe("".join(parts))  # noqa: S308  # each part escaped by format_html

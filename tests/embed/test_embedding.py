@@ -122,6 +122,7 @@ def test_it_sets_the_branding_in_admin_and_shows_it_everywhere(admin_client, mak
     assert served["X-Content-Type-Options"] == "nosniff"
     page = Client().get("/games/tetris/").content.decode()
     assert public["logo_url"].replace("&", "&amp;") in page and "--game-accent: #0a7d33" in page
+    assert '<span class="name-full">Tetris</span><span class="name-short">Tet</span>' in page  # on phones
 
     [entry] = AuditEntry.objects.filter(action=AuditEntry.Action.CHANGE_GAME)
     assert entry.detail == {"changed": ["accent", "embed_origins", "logo_version", "short_name"]}

@@ -8,6 +8,7 @@ The boards: Main (points, every window), Track 1 (a time trial: lowest time wins
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import os
 import re
@@ -23,7 +24,7 @@ from django.test import Client
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from accounts.models import PlayerLink
-from core import apikeys
+from core import apikeys, branding
 from core import services as core_services
 from core.clock import now as clock_now
 from core.models import Game
@@ -39,6 +40,10 @@ WIDTHS = (1280, 390, 375, 360, 320)
 SCREENSHOTS = os.environ.get("FOUR_BOARDS_SCREENSHOTS", "")
 # The signed-in user: a name as long as real ones, which the header must fit on a phone.
 USERNAME = "omegaspecter"
+# A 32x32 PNG: a green square (the game's logo).
+LOGO_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAACAAAAAgCAIAAAD8GO2jAAAAKklEQVR42mPgqjWmKWIYtWDUglELRi0YtWDUglELRi0YtWDUglELhooFAPBi6B8zIFnYAAAAAElFTkSuQmCC"
+)
 
 
 def four_boards() -> tuple[Game, str]:
@@ -65,6 +70,12 @@ def four_boards() -> tuple[Game, str]:
         starts_at=now - dt.timedelta(days=7),
         ends_at=now + dt.timedelta(days=60),
     )
+    # Branded as a studio would in admin: the pages show the accent, the logo, and the short name on phones.
+    game.short_name, game.accent = "Tetris", "#0a7d33"
+    game.name = "Tetris Worldwide Championship"
+    game.logo, game.logo_type = LOGO_PNG, branding.logo_type(LOGO_PNG)
+    game.logo_version = branding.logo_version(LOGO_PNG)
+    game.save()
     _, raw_key = apikeys.api_key_create(game=game, name="server")
     return game, raw_key
 
@@ -224,7 +235,7 @@ def test_it_finds_a_player_on_the_board_and_window_shown(game, asgi_live_server,
 def test_it_names_the_board_and_its_windows_when_a_window_is_not_kept(game, asgi_live_server):  # noqa: F811
     response = httpx.get(f"{asgi_live_server}/games/{SLUG}/?board=track-1&period=daily", timeout=10)
     assert response.status_code == 404
-    assert "Tetris&#x27;s Track 1 keeps no “daily” window; it keeps weekly, all-time and custom." in response.text
+    assert "Tetris Worldwide Championship&#x27;s Track 1 keeps no “daily” window; it keeps weekly, all-time and custom." in response.text
 
 
 def test_it_offers_history_tabs_only_for_windows_that_end_on_the_board_shown(game, asgi_live_server):  # noqa: F811
