@@ -48,7 +48,7 @@ class StudioSite:
         site = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_GET(self) -> None:
                 body = site.html().encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -212,5 +212,6 @@ def test_it_explains_a_wrong_tag_inside_the_widget(browser, studio):
         document.querySelector('main').append(tag);
     }"""
     )
-    expect(page.locator("#wrong .problem")).to_have_text("Main keeps no “hourly” window; it keeps daily, weekly, monthly, all-time.")
+    says = "Main keeps no “hourly” window; it keeps daily, weekly, monthly, all-time."
+    expect(page.locator("#wrong .problem")).to_have_text(says)
     page.context.close()
