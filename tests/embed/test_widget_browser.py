@@ -119,16 +119,18 @@ def studio(asgi_live_server: str) -> Iterator[tuple[StudioSite, httpx.Client]]: 
     game.save()
     _, raw_key = apikeys.api_key_create(game=game, name="server")
     scores = httpx.Client(base_url=asgi_live_server, headers=auth(raw_key), timeout=10)
+    core_services.leaderboard_create(game=game, slug="track-1", name="Track 1", order="asc", score_format="time_ms")
     for player_id, score in (("ann", 900), ("bob", 800), ("cy", 700)):
         post(scores, player_id, score)
+    post(scores, "ann", 106_416, board="track-1")
     yield site, scores
     scores.close()
     site.close()
 
 
-def post(scores: httpx.Client, player_id: str, score: int) -> None:
+def post(scores: httpx.Client, player_id: str, score: int, board: str = "main") -> None:
     body = {"player_id": player_id, "score": score, "display_name": player_id.title()}
-    response = scores.post("/api/v1/games/tetris/leaderboards/main/scores", json=body)
+    response = scores.post(f"/api/v1/games/tetris/leaderboards/{board}/scores", json=body)
     assert response.status_code == 200, response.text
 
 
@@ -215,3 +217,29 @@ def test_it_explains_a_wrong_tag_inside_the_widget(browser, studio):
     says = "Main keeps no “hourly” window; it keeps daily, weekly, monthly, all-time."
     expect(page.locator("#wrong .problem")).to_have_text(says)
     page.context.close()
+
+
+def test_it_polls_the_api_where_websockets_are_blocked(browser, studio):
+    # A proxy or a browser setting that refuses websockets: the widget reads the public API
+    # every 5 s instead, says so, and shows scores in the board's format all the same.
+    site, scores = studio
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script("window.WebSocket = function () { throw new Error('blocked'); };")
+    page = context.new_page()
+    page.goto(site.url("studio.test"))
+    page.evaluate(
+        """() => {
+        const tag = document.createElement('leaderboard-board');
+        tag.setAttribute('game', 'tetris');
+        tag.setAttribute('board', 'track-1');
+        tag.id = 'track';
+        document.querySelector('main').append(tag);
+    }"""
+    )
+    track = page.locator("#track")
+    expect(track.locator("tbody tr").first).to_contain_text("1:46.416")
+    expect(track.locator(".status")).to_have_text("updating every 5 s")
+
+    post(scores, "bob", 99_000, board="track-1")  # a faster lap: first on the next poll
+    expect(track.locator("tbody tr").first).to_contain_text("1:39.000", timeout=LIVE_WITHIN_MS)
+    context.close()

@@ -9,7 +9,18 @@
 // Data reaches the page only through textContent and attributes.
 
 import { POLL_INTERVAL_MS, connection } from "../live/connection.js";
-import { boardPath, cleanEntries, el, flash, getJSON, isNewerPeriod, motionAllowed, playerHref, setText } from "../live/dom.js";
+import {
+  boardPath,
+  cleanEntries,
+  el,
+  flash,
+  formatScore,
+  getJSON,
+  isNewerPeriod,
+  motionAllowed,
+  playerHref,
+  setText,
+} from "../live/dom.js";
 
 // Rows a widget shows at most: a widget is a glance; the site's own page has the rest.
 const LIMIT_MAX = 50;
@@ -248,7 +259,8 @@ class LeaderboardBoard extends HTMLElement {
         periodId = page.period_id;
         shown = new Map();
       }
-      self.rows(cleanEntries(page.entries), shown, linked && { server: server, game: game.slug, board: board.slug, period: period });
+      var links = linked && { server: server, game: game.slug, board: board.slug, period: period };
+      self.rows(cleanEntries(page.entries), shown, links, board.format);
     }
     var url = new URL(server);
     var host = url.hostname.indexOf(":") >= 0 ? "[" + url.hostname + "]" : url.hostname;
@@ -288,7 +300,7 @@ class LeaderboardBoard extends HTMLElement {
 
   // The rows, patched in place (a focused link keeps its focus); rows whose player or score
   // changed since the last message flash once.
-  rows(entries, shown, links) {
+  rows(entries, shown, links, format) {
     var body = this.body;
     while (body.rows.length > entries.length) body.deleteRow(-1);
     var animate = shown.size > 0 && motionAllowed();
@@ -315,7 +327,8 @@ class LeaderboardBoard extends HTMLElement {
         dot.setAttribute("aria-label", "online");
         cell.append(dot);
       }
-      setText(row.cells[2], typeof entry.shown === "string" ? entry.shown : String(entry.score));
+      // The socket's rows carry the score as shown; the API's, read while polling, do not.
+      setText(row.cells[2], typeof entry.shown === "string" ? entry.shown : formatScore(entry.score, format));
       if (moved && animate) flash(row, "moved");
     });
     shown.clear();
