@@ -26,6 +26,7 @@ loop marked as running in the main thread between calls. Two consequences:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -168,8 +169,8 @@ def live_broadcaster() -> Iterator[None]:
         assert not thread.is_alive(), "The broadcaster did not stop."
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
+@contextlib.contextmanager
+def chromium(*extra_args: str) -> Iterator[Browser]:
     """A headless Chromium from the system (CHROMIUM, default /usr/bin/chromium); never downloads one."""
     executable = os.environ.get("CHROMIUM", DEFAULT_CHROMIUM)
     if not (os.path.isfile(executable) and os.access(executable, os.X_OK)):
@@ -184,17 +185,23 @@ def browser() -> Iterator[Browser]:
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     playwright = sync_playwright().start()
     try:
-        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        launched = playwright.chromium.launch(executable_path=executable, args=[*CHROMIUM_ARGS, *extra_args])
         try:
-            yield chromium
+            yield launched
         finally:
-            chromium.close()
+            launched.close()
     finally:
         playwright.stop()
         if previous is None:
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         else:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with chromium() as launched:
+        yield launched
 
 
 DESKTOP_VIEWPORT: ViewportSize = {"width": 1280, "height": 900}

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from core import apikeys
 from core import services as core_services
@@ -27,10 +27,9 @@ from tests.a11y.axe import serious_violations
 from tests.conftest import auth
 from tests.live_server import (  # noqa: F401 - fixtures
     ACTION_TIMEOUT_MS,
-    CHROMIUM_ARGS,
-    DEFAULT_CHROMIUM,
     LIVE_WITHIN_MS,
     asgi_live_server,
+    chromium,
     live_broadcaster,
 )
 
@@ -86,26 +85,9 @@ class StudioSite:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """Chromium as tests/live_server.py starts it, with two made-up hosts on 127.0.0.1."""
-    executable = os.environ.get("CHROMIUM", DEFAULT_CHROMIUM)
-    if not os.access(executable, os.X_OK):
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"No Chromium at {executable}")
-        pytest.skip(f"No Chromium at {executable}")
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    playwright = sync_playwright().start()
-    rules = "--host-resolver-rules=MAP studio.test 127.0.0.1, MAP evil.test 127.0.0.1"
-    try:
-        chromium = playwright.chromium.launch(executable_path=executable, args=[*CHROMIUM_ARGS, rules])
-        yield chromium
-        chromium.close()
-    finally:
-        playwright.stop()
-        if previous is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+    """Chromium as the other browser tests start it, with two made-up hosts on 127.0.0.1."""
+    with chromium("--host-resolver-rules=MAP studio.test 127.0.0.1, MAP evil.test 127.0.0.1") as launched:
+        yield launched
 
 
 @pytest.fixture
@@ -143,6 +125,19 @@ def open_page(browser: Browser, url: str, width: int) -> tuple[Page, list[str]]:
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     page.goto(url)
     return page, errors
+
+
+def add_widget(page: Page, tag_id: str, **attributes: str) -> None:
+    """A second <leaderboard-board> put on the page by script, as a site's own code may."""
+    page.evaluate(
+        """([id, attributes]) => {
+        const tag = document.createElement('leaderboard-board');
+        for (const [name, value] of Object.entries(attributes)) tag.setAttribute(name, value);
+        tag.id = id;
+        document.querySelector('main').append(tag);
+    }""",
+        [tag_id, attributes],
+    )
 
 
 def widget_rows(page: Page) -> list[str]:
@@ -205,15 +200,7 @@ def test_it_gives_an_unlisted_site_neither_the_board_nor_the_frame(browser, stud
 def test_it_explains_a_wrong_tag_inside_the_widget(browser, studio):
     site, _ = studio
     page, _ = open_page(browser, site.url("studio.test"), 1280)
-    page.evaluate(
-        """() => {
-        const tag = document.createElement('leaderboard-board');
-        tag.setAttribute('game', 'tetris');
-        tag.setAttribute('period', 'hourly');
-        tag.id = 'wrong';
-        document.querySelector('main').append(tag);
-    }"""
-    )
+    add_widget(page, "wrong", game="tetris", period="hourly")
     says = "Main keeps no “hourly” window; it keeps daily, weekly, monthly, all-time."
     expect(page.locator("#wrong .problem")).to_have_text(says)
     page.context.close()
@@ -227,15 +214,7 @@ def test_it_polls_the_api_where_websockets_are_blocked(browser, studio):
     context.add_init_script("window.WebSocket = function () { throw new Error('blocked'); };")
     page = context.new_page()
     page.goto(site.url("studio.test"))
-    page.evaluate(
-        """() => {
-        const tag = document.createElement('leaderboard-board');
-        tag.setAttribute('game', 'tetris');
-        tag.setAttribute('board', 'track-1');
-        tag.id = 'track';
-        document.querySelector('main').append(tag);
-    }"""
-    )
+    add_widget(page, "track", game="tetris", board="track-1")
     track = page.locator("#track")
     expect(track.locator("tbody tr").first).to_contain_text("1:46.416")
     expect(track.locator(".status")).to_have_text("updating every 5 s")
