@@ -3,6 +3,7 @@ online, at load, and kept current over the socket in a real Chromium."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -147,6 +148,8 @@ def test_it_fits_a_game_of_four_boards_and_its_board_pages_in_the_window(
 
     wide = "() => document.documentElement.scrollWidth <= window.innerWidth"
     assert page.evaluate(wide)
+    if os.environ.get("ADMIN_SCREENSHOTS"):  # a folder, for a look at the page
+        page.screenshot(path=os.path.join(os.environ["ADMIN_SCREENSHOTS"], "admin-game.png"), full_page=True)
     page.get_by_role("link", name="Track 1").click()
     expect(page.get_by_role("heading", name="Change leaderboard")).to_be_visible()
     assert page.evaluate(wide)
