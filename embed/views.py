@@ -34,7 +34,7 @@ class FrameOptions:
 def _options(query: QueryDict) -> FrameOptions | str:
     """The iframe's ``limit``, ``theme`` and ``accent``, or what is wrong with them."""
     raw = query.get("limit") or str(FRAME_LIMIT_DEFAULT)
-    limit = int(raw) if raw.isdigit() else 0
+    limit = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 3 else 0
     if not 1 <= limit <= FRAME_LIMIT_MAX:
         return f"limit is 1 to {FRAME_LIMIT_MAX} rows, not “{raw[:20]}”."
     theme = query.get("theme") or "auto"

@@ -112,7 +112,11 @@ def test_it_sets_the_branding_in_admin_and_shows_it_everywhere(admin_client, mak
     assert response.status_code == 302, response.content.decode()[:2000]
 
     saved = Game.objects.get(pk=game.pk)
-    assert (saved.short_name, saved.accent, saved.embed_origins) == ("Tet", "#0a7d33", [STUDIO, "http://localhost:3000"])
+    assert (saved.short_name, saved.accent, saved.embed_origins) == (
+        "Tet",
+        "#0a7d33",
+        [STUDIO, "http://localhost:3000"],
+    )
     public = Client().get("/api/v1/games/tetris").json()
     assert (public["short_name"], public["accent"]) == ("Tet", "#0a7d33")
     assert public["socket"] == {"path": "/ws/games/tetris/", "port": None}
@@ -180,6 +184,8 @@ def test_it_lets_only_the_games_origins_frame_its_board(client, make_game):
         ("/embed/games/tetris/nope/", 404, "no board “nope”"),
         ("/embed/games/tetris/main/?period=hourly", 404, "keeps no “hourly” window"),
         ("/embed/games/tetris/main/?limit=500", 400, "limit is 1 to 50"),
+        ("/embed/games/tetris/main/?limit=" + "9" * 5000, 400, "limit is 1 to 50"),
+        ("/embed/games/tetris/main/?limit=%D9%A3", 400, "limit is 1 to 50"),
         ("/embed/games/tetris/main/?theme=neon", 400, "theme is auto, light or dark"),
         ("/embed/games/tetris/main/?accent=red", 400, "accent is # and six hex digits"),
     ],
