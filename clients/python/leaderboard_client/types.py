@@ -208,12 +208,22 @@ class Leaderboard(_CompetitionRules):
     open: bool
 
 
+class Socket(TypedDict):
+    path: str
+    port: int | None  # the websockets' own port on the same host; None: the API's
+
+
 class Game(TypedDict):
     slug: str
     name: str
     description: str
     timezone: str
     leaderboards: list[Leaderboard]
+    leaderboards_total: int
+    short_name: str
+    accent: str | None
+    logo_url: str | None
+    socket: Socket
 
 
 class Recent(TypedDict):
