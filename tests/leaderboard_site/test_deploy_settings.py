@@ -19,17 +19,23 @@ def manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+PRODUCTION = {
+    "DEBUG": "0",
+    "SECRET_KEY": "k" * 20 + "-production-secret-from-the-environment-0123456789",
+    "ALLOWED_HOSTS": "leaderboard.example.com",
+    "EMAIL_URL": "smtp://mailer:secret@mail.example.com:587",
+}
+
+
 def test_it_passes_the_deploy_check_under_production_settings():
-    result = manage(
-        "check",
-        "--deploy",
-        "--fail-level",
-        "WARNING",
-        DEBUG="0",
-        SECRET_KEY="k" * 20 + "-production-secret-from-the-environment-0123456789",
-        ALLOWED_HOSTS="leaderboard.example.com",
-    )
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_it_warns_a_production_that_would_print_its_password_reset_mails():
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **{**PRODUCTION, "EMAIL_URL": ""})
+    assert result.returncode != 0
+    assert "accounts.W001" in result.stderr and "EMAIL_URL" in result.stderr
 
 
 def test_it_refuses_to_start_without_a_secret_key_when_debug_is_off():
