@@ -57,8 +57,9 @@ SKIPPED_SHELL: dict[tuple[str, str], str] = {
     (
         README,
         ".venv/bin/python manage.py archive_period demo daily 2026-11-21          # archive a finished period now",
-    ): "operations commands with illustrative arguments: make run's demo game, past days of the docs' week, "
-    "a season board; `healthcheck worker` needs make run's worker",
+    ): "operations commands with illustrative arguments: make run's demo game (seed_demo's history), days of "
+    "the docs' week, a season board (spring-cup, which the demo does not have); `healthcheck worker` needs make "
+    "run's worker",
     (
         "docs/architecture.md",
         ".venv/bin/python -m pytest tests/test_layers.py   # the check, on its own",
