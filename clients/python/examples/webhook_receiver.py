@@ -1,6 +1,6 @@
 """A minimal webhook receiver (standard library only, beside leaderboard_client):
 
-    WEBHOOK_SECRET=whsec_... PORT=8000 python clients/python/examples/webhook_receiver.py
+    WEBHOOK_SECRET=whsec_... PORT=9000 python clients/python/examples/webhook_receiver.py
 
 WEBHOOK_SECRET holds the endpoint's secret, or two separated by a space while one is rotated.
 Each request is verified before anything else, answered at once (204; 400 or 401 when it does not
@@ -61,6 +61,6 @@ class Receiver(BaseHTTPRequestHandler):
 
 
 if __name__ == "__main__":
-    server = ThreadingHTTPServer(("", int(os.environ.get("PORT", "8000"))), Receiver)
+    server = ThreadingHTTPServer(("", int(os.environ.get("PORT", "9000"))), Receiver)
     print(f"listening on :{server.server_address[1]}", flush=True)
     server.serve_forever()

@@ -2,7 +2,7 @@
  * A minimal webhook receiver on node:http. Built with the client (tsconfig includes examples/):
  *
  *   cd clients/typescript && npm ci && npm run build
- *   WEBHOOK_SECRET=whsec_... PORT=8000 node dist/examples/webhook-receiver.js
+ *   WEBHOOK_SECRET=whsec_... PORT=9000 node dist/examples/webhook-receiver.js
  *
  * WEBHOOK_SECRET holds the endpoint's secret, or two separated by a space while one is rotated.
  * Each request is verified before anything else, answered at once (204; 400 or 401 when it does
@@ -59,7 +59,7 @@ const server = createServer(async (req, res) => {
   if (!repeat) act(event);
 });
 
-server.listen(Number(process.env["PORT"] ?? 8000), () => {
+server.listen(Number(process.env["PORT"] ?? 9000), () => {
   const address = server.address();
   console.log(`listening on :${typeof address === "object" && address ? address.port : address}`);
 });
