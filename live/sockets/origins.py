@@ -17,8 +17,6 @@ from django.core.exceptions import ValidationError
 from core import branding, config
 
 _GAME_PATH = re.compile(r"^/ws/games/([a-z0-9-]{1,50})/$")
-# The scope key a consumer reads to know it serves another site's widget.
-EMBED_ORIGIN = "embed_origin"
 
 
 def _allowed_hosts() -> list[str]:
@@ -36,23 +34,28 @@ class GameOriginValidator(OriginValidator):
         headers = scope.get("headers") or []
         raw = next((value for name, value in headers if name == b"origin"), None)
         origin = raw.decode("latin-1") if raw is not None else None
-        if self.valid_origin(urlparse(origin) if origin is not None else None):
+        if self._site_origin(origin):
             return await self.application(scope, receive, send)
-        embedded = await _embed_origin(scope.get("path", ""), origin)
-        if embedded is None:
+        if not await _embed_origin(scope.get("path", ""), origin):
             return await WebsocketDenier()(scope, receive, send)
         anonymous = [(name, value) for name, value in headers if name != b"cookie"]
-        return await self.application({**scope, "headers": anonymous, EMBED_ORIGIN: embedded}, receive, send)
+        return await self.application({**scope, "headers": anonymous}, receive, send)
+
+    def _site_origin(self, origin: str | None) -> bool:
+        try:
+            return bool(self.valid_origin(urlparse(origin) if origin is not None else None))
+        except ValueError:  # a port past 65535: channels reads it and raises
+            return False
 
 
-async def _embed_origin(path: str, origin: str | None) -> str | None:
-    """``origin`` when it is one of the embed origins of the game whose socket ``path`` is."""
+async def _embed_origin(path: str, origin: str | None) -> bool:
+    """Whether ``origin`` is one of the embed origins of the game whose socket ``path`` is."""
     found = _GAME_PATH.match(path)
     if origin is None or found is None:
-        return None
+        return False
     try:
         normal = branding.origin_normal(origin)
     except ValidationError:  # not an origin at all: refused like any other
-        return None
+        return False
     game = await config.get_game(found.group(1))
-    return normal if game is not None and normal in game.embed_origins else None
+    return game is not None and normal in game.embed_origins

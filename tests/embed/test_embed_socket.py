@@ -53,6 +53,7 @@ async def test_it_opens_a_socket_for_the_games_embed_origin_and_serves_it(make_g
         "https://studio.example:8443",  # another port
         "https://sub.studio.example",
         "null",
+        "https://studio.example:99999",  # a port no origin has
     ],
 )
 async def test_it_refuses_any_other_origin(make_game, sockets, origin):
