@@ -222,3 +222,39 @@ def test_it_polls_the_api_where_websockets_are_blocked(browser, studio):
     post(scores, "bob", 99_000, board="track-1")  # a faster lap: first on the next poll
     expect(track.locator("tbody tr").first).to_contain_text("1:39.000", timeout=LIVE_WITHIN_MS)
     context.close()
+
+
+def test_it_opens_no_socket_for_a_tag_taken_off_the_page(browser, studio):
+    site, _ = studio
+    page, errors = open_page(browser, site.url("studio.test"), 1280)
+    widget = page.locator("leaderboard-board").first
+    expect(widget.locator(".status")).to_have_text("live", timeout=LIVE_WITHIN_MS)
+    iframe_widget = page.frame_locator("iframe").locator("leaderboard-board")
+    expect(iframe_widget.locator(".status")).to_have_text("live", timeout=LIVE_WITHIN_MS)
+    opened: list[str] = []
+    page.on("websocket", lambda socket: opened.append(socket.url))
+    page.evaluate(
+        """() => {
+        const tag = document.createElement('leaderboard-board');
+        tag.setAttribute('game', 'tetris');
+        document.querySelector('main').append(tag);
+        tag.remove();  // before its reads came back
+    }"""
+    )
+    page.wait_for_timeout(2_000)
+    assert opened == [] and errors == []
+    page.context.close()
+
+
+def test_it_keeps_a_focused_link_focused_as_its_row_moves(browser, studio, live_broadcaster):  # noqa: F811
+    site, scores = studio
+    page, errors = open_page(browser, site.url("studio.test"), 1280)
+    widget = page.locator("leaderboard-board").first
+    expect(widget.locator(".status")).to_have_text("live", timeout=LIVE_WITHIN_MS)
+    widget.locator("tbody tr").nth(2).locator("a").focus()  # Cy, third
+    post(scores, "cy", 750)  # the row's score changes; Cy stays third
+    expect(widget.locator("tbody tr").nth(2)).to_contain_text("750", timeout=LIVE_WITHIN_MS)
+    focused = "() => document.querySelector('leaderboard-board').shadowRoot.activeElement?.textContent"
+    assert page.evaluate(focused) == "Cy"
+    assert errors == []
+    page.context.close()

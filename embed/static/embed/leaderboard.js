@@ -102,6 +102,7 @@ class LeaderboardBoard extends HTMLElement {
 
   disconnectedCallback() {
     if (this.darkQuery && this.darkQuery.removeEventListener) this.darkQuery.removeEventListener("change", this.onScheme);
+    this.token = null; // reads still on their way go nowhere: no socket for a tag that left the page
     this.stop();
   }
 
@@ -228,11 +229,11 @@ class LeaderboardBoard extends HTMLElement {
         });
         return self.problem(board.name + " keeps no “" + period + "” window; it keeps " + kept.join(", ") + ".");
       }
-      self.goLive(server, game, board, window_, limit);
+      self.goLive(server, game, board, window_, limit, token);
     });
   }
 
-  goLive(server, game, board, window_, limit) {
+  goLive(server, game, board, window_, limit, token) {
     var self = this;
     var period = window_.period;
     var linked = boolAttr(this.getAttribute("links") === null ? "on" : this.getAttribute("links"));
@@ -254,6 +255,7 @@ class LeaderboardBoard extends HTMLElement {
     var version = -1;
     var shown = new Map(); // player id -> the score it showed, to mark the rows that moved
     function show(page) {
+      if (self.token !== token) return; // the tag started over, or left the page
       if (page.period_id !== periodId) {
         if (!isNewerPeriod(page.period_id, periodId)) return; // an older period's late news
         periodId = page.period_id;
@@ -263,11 +265,10 @@ class LeaderboardBoard extends HTMLElement {
       self.rows(cleanEntries(page.entries), shown, links, board.format);
     }
     var url = new URL(server);
-    var host = url.hostname.indexOf(":") >= 0 ? "[" + url.hostname + "]" : url.hostname;
     var port = game.socket.port ? ":" + game.socket.port : url.port ? ":" + url.port : "";
     var pagePath = server + boardPath(game.slug, board.slug, period, "?limit=" + limit);
     this.live = connection({
-      url: (url.protocol === "https:" ? "wss://" : "ws://") + host + port + game.socket.path,
+      url: (url.protocol === "https:" ? "wss://" : "ws://") + url.hostname + port + game.socket.path,
       status: function (state) {
         self.status.setAttribute("data-state", state);
         setText(self.status, STATUS_TEXT[state] || state);
@@ -312,20 +313,26 @@ class LeaderboardBoard extends HTMLElement {
       var moved = row.getAttribute("data-player-id") !== entry.player_id || shown.get(entry.player_id) !== entry.score;
       row.setAttribute("data-player-id", entry.player_id);
       setText(row.cells[0], String(entry.rank));
-      var name = entry.display_name || entry.player_id;
-      var who = links ? el("a", "", name) : el("span", "", name);
+      var cell = row.cells[1];
+      var who = cell.firstChild;
+      if (!who || who.tagName !== (links ? "A" : "SPAN")) {
+        who = el(links ? "a" : "span");
+        cell.replaceChildren(who);
+      }
+      setText(who, entry.display_name || entry.player_id);
       if (links) {
         who.href = links.server + playerHref(links.game, entry.player_id, links.period, links.board);
         who.target = "_blank";
         who.rel = "noopener";
       }
-      var cell = row.cells[1];
-      cell.replaceChildren(who);
-      if (entry.online) {
-        var dot = el("span", "dot");
+      var dot = who.nextSibling;
+      if (entry.online && !dot) {
+        dot = el("span", "dot");
         dot.setAttribute("role", "img");
         dot.setAttribute("aria-label", "online");
         cell.append(dot);
+      } else if (!entry.online && dot) {
+        dot.remove();
       }
       // The socket's rows carry the score as shown; the API's, read while polling, do not.
       setText(row.cells[2], typeof entry.shown === "string" ? entry.shown : formatScore(entry.score, format));
